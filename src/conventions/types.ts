@@ -1,0 +1,47 @@
+import type { RawError } from '../detector/error-class.js';
+
+/** A span event as the adapters read it. */
+export interface SpanEventView {
+  readonly name: string;
+  readonly attributes?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The parts of a span that conventions read. Live SDK spans (2.x and 3.x) and spans decoded from
+ * OTLP/JSON files both map onto it, so one adapter serves the processor and `loopwatch scan`.
+ */
+export interface SpanView {
+  readonly name: string;
+  readonly attributes: Readonly<Record<string, unknown>>;
+  /** 0 unset, 1 ok, 2 error (OpenTelemetry `SpanStatusCode`). */
+  readonly status?: { readonly code: number; readonly message?: string };
+  readonly events?: readonly SpanEventView[];
+}
+
+/** What an adapter reads off a finished tool span. */
+export interface ToolCallFields {
+  readonly toolName: string;
+  /** Raw arguments; absent when the instrumentation did not capture them. */
+  readonly arguments?: unknown;
+  /** Raw result; absent when not captured or when the call failed. */
+  readonly result?: unknown;
+  /** Present when the call failed. */
+  readonly error?: RawError;
+  readonly callId?: string;
+}
+
+/**
+ * One instrumentation dialect (gen_ai semantic conventions, AI SDK, OpenInference, ...).
+ * `isToolSpan` runs on every span start and end, so it must be a few property reads.
+ */
+export interface ConventionAdapter {
+  readonly name: string;
+  /** Is this a tool execution span? At start the attributes may still be incomplete. */
+  isToolSpan(span: SpanView): boolean;
+  /** Reads the call off a span that is ending (or ended). */
+  readToolCall(span: SpanView): ToolCallFields | undefined;
+  /** Prompt template name carried by any span of this dialect (a tool span or an ancestor). */
+  promptName?(span: SpanView): string | undefined;
+  /** Agent name carried by any span of this dialect. */
+  agentName?(span: SpanView): string | undefined;
+}

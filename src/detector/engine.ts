@@ -1,0 +1,42 @@
+import { hashString, type Hash } from '../fingerprint/hash.js';
+import { resolveConfig, type LoopwatchConfig, type ResolvedConfig } from './config.js';
+import { ToolPolicies } from './policy.js';
+import { TraceDetector } from './trace-detector.js';
+
+const TOOL_TAG = 0x7001;
+const MAX_TOOL_NAMES = 4096;
+
+/**
+ * The detection engine: one resolved configuration and per-tool policies, shared by every trace.
+ * Pure TypeScript with no OpenTelemetry dependency, so the span processor, the CLI and the
+ * dispatcher guard all run the same rules.
+ */
+export class LoopEngine {
+  readonly config: ResolvedConfig;
+  readonly policies: ToolPolicies;
+  private readonly names = new Map<Hash, string>();
+
+  constructor(config: LoopwatchConfig | ResolvedConfig = {}) {
+    this.config = isResolved(config) ? config : resolveConfig(config);
+    this.policies = new ToolPolicies(this.config);
+  }
+
+  createTrace(traceId: string): TraceDetector {
+    return new TraceDetector(this, traceId);
+  }
+
+  /** Tool identity used in histories and fingerprints: stable across processes and runs. */
+  toolHash(name: string): Hash {
+    const h = hashString(name, TOOL_TAG);
+    if (this.names.size < MAX_TOOL_NAMES && !this.names.has(h)) this.names.set(h, name);
+    return h;
+  }
+
+  toolName(hash: Hash): string {
+    return this.names.get(hash) ?? '?';
+  }
+}
+
+function isResolved(c: LoopwatchConfig | ResolvedConfig): c is ResolvedConfig {
+  return (c as Partial<ResolvedConfig>).resolved === true;
+}

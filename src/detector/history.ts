@@ -1,0 +1,117 @@
+import type { Hash } from '../fingerprint/hash.js';
+
+/** Bit flags stored with each remembered call. */
+export const OK = 1;
+export const INFORMATIVE = 2;
+export const UNKNOWN_TOOL = 4;
+/** First call with these arguments to this tool in the trace (new work, not a repeat). */
+export const ARGS_NOVEL = 8;
+/** A wait/sleep: invisible to the other rules. */
+export const WAIT = 16;
+export const EXEMPT = 32;
+export const HAS_ARGS = 64;
+export const HAS_RESULT = 128;
+
+const F_TOOL = 0;
+const F_ARGS = 1;
+const F_OUT = 2;
+const F_FLAGS = 3;
+const F_BATCH = 4;
+const F_START = 5;
+const F_END = 6;
+const STRIDE = 7;
+const INITIAL_CAPACITY = 8;
+
+export interface CallRecord {
+  readonly tool: number;
+  /** NaN when not captured. */
+  readonly args: Hash;
+  /** Result fingerprint when ok, error class when failed; NaN when ok without a captured result. */
+  readonly out: Hash;
+  readonly flags: number;
+  readonly batch: number;
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * The last N calls of one trace, packed into one Float64Array (7 numbers a call) so that a trace
+ * costs a few hundred bytes, not a few hundred objects. Grows from 8 slots to `capacity`, then
+ * overwrites the oldest. Index 0 is the oldest remembered call, `size - 1` the newest.
+ */
+export class CallHistory {
+  private data = new Float64Array(INITIAL_CAPACITY * STRIDE);
+  private slots = INITIAL_CAPACITY;
+  private head = 0; // next slot to write
+  private count = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  get size(): number {
+    return this.count;
+  }
+
+  push(r: CallRecord): void {
+    if (this.count === this.slots && this.slots < this.capacity) this.grow();
+    const o = this.head * STRIDE;
+    const d = this.data;
+    d[o + F_TOOL] = r.tool;
+    d[o + F_ARGS] = r.args;
+    d[o + F_OUT] = r.out;
+    d[o + F_FLAGS] = r.flags;
+    d[o + F_BATCH] = r.batch;
+    d[o + F_START] = r.start;
+    d[o + F_END] = r.end;
+    this.head = (this.head + 1) % this.slots;
+    if (this.count < this.slots) this.count++;
+  }
+
+  private grow(): void {
+    const slots = Math.min(this.capacity, this.slots * 2);
+    const next = new Float64Array(slots * STRIDE);
+    for (let i = 0; i < this.count; i++) next.set(this.data.subarray(this.offset(i), this.offset(i) + STRIDE), i * STRIDE);
+    this.data = next;
+    this.slots = slots;
+    this.head = this.count % slots;
+  }
+
+  private offset(i: number): number {
+    return ((this.head - this.count + i + this.slots) % this.slots) * STRIDE;
+  }
+
+  private field(i: number, f: number): number {
+    return this.data[this.offset(i) + f] ?? Number.NaN;
+  }
+
+  tool(i: number): number {
+    return this.field(i, F_TOOL);
+  }
+  args(i: number): Hash {
+    return this.field(i, F_ARGS);
+  }
+  out(i: number): Hash {
+    return this.field(i, F_OUT);
+  }
+  flags(i: number): number {
+    return this.field(i, F_FLAGS);
+  }
+  batch(i: number): number {
+    return this.field(i, F_BATCH);
+  }
+  start(i: number): number {
+    return this.field(i, F_START);
+  }
+  end(i: number): number {
+    return this.field(i, F_END);
+  }
+
+  /** Bytes held (for memory accounting in benchmarks). */
+  get byteLength(): number {
+    return this.data.byteLength;
+  }
+}
+
+/** NaN-aware equality for optional hashes: two absent values are equal. */
+export function sameHash(a: Hash, b: Hash): boolean {
+  return a === b || (Number.isNaN(a) && Number.isNaN(b));
+}

@@ -1,0 +1,89 @@
+import { volatileKeySet } from '../fingerprint/canonical.js';
+import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS } from '../fingerprint/volatile.js';
+import { applyRuleThresholds, type ResolvedConfig, type RuleThresholds, type RuleThresholdsInput, type ToolRole } from './config.js';
+
+/** Everything the engine needs to know about one tool name, resolved once and cached. */
+export interface ToolPolicy {
+  readonly toolName: string;
+  readonly role: ToolRole;
+  readonly thresholds: RuleThresholds;
+  readonly volatileArgumentKeys: ReadonlySet<string>;
+  readonly volatileResultKeys: ReadonlySet<string>;
+}
+
+/** `getJobStatus`, `get-job-status` and `tools.get_job_status` all become `..._get_job_status`. */
+export function snakeName(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .toLowerCase();
+}
+
+const MAX_CACHED = 2048;
+
+export class ToolPolicies {
+  private readonly cache = new Map<string, ToolPolicy>();
+  /** Thresholds for steps made only of pollers (cycles over several polled jobs). */
+  readonly pollerThresholds: RuleThresholds;
+
+  constructor(private readonly config: ResolvedConfig) {
+    this.pollerThresholds = applyRuleThresholds(config.thresholds, config.roles.poller.thresholds);
+  }
+
+  get(toolName: string): ToolPolicy {
+    let policy = this.cache.get(toolName);
+    if (!policy) {
+      policy = this.resolve(toolName);
+      // Tool names come from spans: an unbounded set in theory, a few dozen in practice.
+      if (this.cache.size >= MAX_CACHED) this.cache.clear();
+      this.cache.set(toolName, policy);
+    }
+    return policy;
+  }
+
+  private resolve(toolName: string): ToolPolicy {
+    const overrides = this.config.tools.filter((t) => (t.matcher ? t.matcher.test(toolName) : t.pattern === toolName));
+    // Exact names win over globs; among globs, the longer (more specific) pattern wins.
+    overrides.sort((a, b) => Number(!a.matcher) - Number(!b.matcher) || a.pattern.length - b.pattern.length);
+    let role: ToolRole | undefined;
+    let overrideThresholds: RuleThresholdsInput = {};
+    const argumentKeys: string[] = [];
+    const resultKeys: string[] = [];
+    for (const { override } of overrides) {
+      role = override.role ?? role;
+      overrideThresholds = { ...overrideThresholds, ...override.thresholds };
+      argumentKeys.push(...(override.volatileKeys?.arguments ?? []));
+      resultKeys.push(...(override.volatileKeys?.result ?? []));
+    }
+    const effectiveRole = role ?? this.roleByName(toolName);
+    let thresholds = this.config.thresholds;
+    if (effectiveRole !== 'normal') {
+      thresholds = applyRuleThresholds(thresholds, this.config.roles[effectiveRole].thresholds);
+    }
+    thresholds = applyRuleThresholds(thresholds, overrideThresholds);
+    return {
+      toolName,
+      role: effectiveRole,
+      thresholds,
+      volatileArgumentKeys: volatileKeySet(
+        DEFAULT_VOLATILE_ARGUMENT_KEYS,
+        this.config.volatileKeys.arguments,
+        argumentKeys,
+      ),
+      volatileResultKeys: volatileKeySet(
+        DEFAULT_VOLATILE_RESULT_KEYS,
+        this.config.volatileKeys.result,
+        resultKeys,
+      ),
+    };
+  }
+
+  private roleByName(toolName: string): ToolRole {
+    const name = snakeName(toolName);
+    const { exempt, wait, poller } = this.config.roles;
+    if (exempt.match.some((r) => r.test(name))) return 'exempt';
+    if (wait.match.some((r) => r.test(name))) return 'wait';
+    if (poller.match.some((r) => r.test(name))) return 'poller';
+    return 'normal';
+  }
+}

@@ -1,0 +1,96 @@
+import { ARGS_NOVEL, type CallHistory, OK, sameHash, WAIT } from './history.js';
+
+/** What one rule counts: which earlier calls repeat the current one and which end the run. */
+export interface StreakQuery {
+  /** Entry i repeats the current call for this rule. */
+  occurrence(i: number): boolean;
+  /** Entry i shows progress on this very signature (a different answer), so the run ends there. */
+  breaks(i: number): boolean;
+  /**
+   * Entry i is other work in between. The default: a successful call with arguments never seen
+   * before in the trace (new work). A streak survives `gapBudget` such steps.
+   */
+  gap?(i: number): boolean;
+  /** Repetitions spaced far apart in time count for less (spaced-out polling). */
+  readonly spacing: boolean;
+  /** Counting stops once the weighted total reaches this: nothing above the top threshold matters. */
+  readonly stopAt: number;
+}
+
+export interface StreakOptions {
+  readonly gapBudget: number;
+  readonly idleMs: number;
+  readonly weight: number;
+}
+
+export interface Streak {
+  /** Steps (batches) in the run, the current one included. */
+  readonly count: number;
+  /** `count` with spaced-out repetitions weighted down. */
+  readonly weighted: number;
+  /** Distinct argument hashes among the occurrences (up to 16). */
+  readonly distinctArgs: number;
+  /** Consecutive occurrences whose outcome differed. */
+  readonly outputChanges: number;
+}
+
+const MAX_DISTINCT = 16;
+
+function defaultGap(h: CallHistory, i: number): boolean {
+  const f = h.flags(i);
+  return (f & OK) !== 0 && (f & ARGS_NOVEL) !== 0;
+}
+
+/**
+ * Walks back from the newest call (the current one). Calls of the current batch are parallel
+ * siblings and are skipped; an earlier batch counts once however many matching calls it holds
+ * (duplicates inside one batch are not repetitions). Waits are invisible unless they are what
+ * is being counted.
+ */
+export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions): Streak {
+  const cur = h.size - 1;
+  const curBatch = h.batch(cur);
+  let count = 1;
+  let weighted = 1;
+  let gaps = 0;
+  let newerStart = h.start(cur);
+  let lastOut = h.out(cur);
+  let changes = 0;
+  const args: number[] = [h.args(cur)];
+  const addArgs = (a: number): void => {
+    if (args.length < MAX_DISTINCT && !args.some((x) => sameHash(x, a))) args.push(a);
+  };
+
+  let i = cur - 1;
+  while (i >= 0 && weighted < q.stopAt) {
+    const batch = h.batch(i);
+    if (batch === curBatch) {
+      i--;
+      continue;
+    }
+    let occurrence = -1;
+    let broken = false;
+    let gap = false;
+    for (; i >= 0 && h.batch(i) === batch; i--) {
+      const isOccurrence = q.occurrence(i);
+      if ((h.flags(i) & WAIT) !== 0 && !isOccurrence) continue;
+      if (q.breaks(i)) broken = true;
+      else if (isOccurrence) {
+        if (occurrence < 0) occurrence = i;
+        addArgs(h.args(i));
+      } else if (q.gap ? q.gap(i) : defaultGap(h, i)) gap = true;
+    }
+    if (broken) break;
+    if (occurrence >= 0) {
+      count++;
+      const idle = newerStart - h.end(occurrence);
+      weighted += q.spacing && idle >= opts.idleMs ? opts.weight : 1;
+      newerStart = h.start(occurrence);
+      if (!sameHash(h.out(occurrence), lastOut)) changes++;
+      lastOut = h.out(occurrence);
+    } else if (gap && ++gaps > opts.gapBudget) {
+      break;
+    }
+  }
+  return { count, weighted, distinctArgs: args.length, outputChanges: changes };
+}

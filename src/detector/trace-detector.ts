@@ -1,0 +1,257 @@
+import { combine, toHex, UnorderedHash, type Hash } from '../fingerprint/hash.js';
+import { evaluateCallRules, degrade, type Finding } from './call-rules.js';
+import { CycleTracker, type CycleFinding } from './cycle.js';
+import type { LoopEngine } from './engine.js';
+import {
+  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, sameHash, UNKNOWN_TOOL, WAIT,
+} from './history.js';
+import { describeDetection } from './messages.js';
+import type { Evidence, LoopDetection, LoopLevel, ToolCall } from './types.js';
+
+const EVIDENCE_BY_RANK: readonly Evidence[] = ['name', 'result', 'arguments', 'arguments+result'];
+const MAX_EMITTED = 512;
+const RECENT_BATCHES = 8;
+
+function evidenceRank(flags: number): number {
+  const args = (flags & HAS_ARGS) !== 0;
+  const result = (flags & HAS_RESULT) !== 0 || (flags & OK) === 0; // an error is a captured outcome
+  return args && result ? 3 : args ? 2 : result && (flags & (INFORMATIVE | OK)) !== OK ? 1 : 0;
+}
+
+interface PendingStep {
+  readonly batch: number;
+  readonly sigs: Hash[];
+  readonly acc: UnorderedHash;
+  readonly tool: Hash;
+  rank: number;
+  allPollers: boolean;
+  start: number;
+  end: number;
+}
+
+/**
+ * Loop detection for one trace: remembers its recent calls (bounded), groups parallel calls into
+ * steps, runs the rules on every call and the cycle rule on every completed step, and reports
+ * each (signature, level) once.
+ */
+export class TraceDetector {
+  private readonly history: CallHistory;
+  private readonly cycles: CycleTracker;
+  private emitted: Set<number> | undefined;
+  private readonly batchKeys: string[] = [];
+  private readonly batchIds: number[] = [];
+  private nextBatch = 0;
+  private pending: PendingStep | undefined;
+  private lastStepEnd = Number.NaN;
+  private calls = 0;
+
+  constructor(
+    private readonly engine: LoopEngine,
+    readonly traceId: string,
+  ) {
+    this.history = new CallHistory(engine.config.historySize);
+    this.cycles = new CycleTracker(engine.config.maxPeriod);
+  }
+
+  /** Tool calls recorded so far. */
+  get callCount(): number {
+    return this.calls;
+  }
+
+  /** Approximate bytes held by this trace's state (benchmarks). */
+  get byteLength(): number {
+    return this.history.byteLength + (this.emitted?.size ?? 0) * 16 + 400;
+  }
+
+  /**
+   * Records a finished call and returns the loops it completes. `batchComplete` says no other
+   * call of its batch is still running, so the step can be compared with earlier steps.
+   */
+  record(call: ToolCall, batchComplete = true): LoopDetection[] {
+    this.calls++;
+    const engine = this.engine;
+    const policy = engine.policies.get(call.toolName);
+    const tool = engine.toolHash(call.toolName);
+    const batch = this.batchId(call.batch);
+    const args = call.argsHash ?? Number.NaN;
+    let flags = 0;
+    let out: Hash;
+    if (call.outcome.ok) {
+      flags |= OK;
+      out = call.outcome.resultHash ?? Number.NaN;
+      if (call.outcome.resultHash !== undefined) flags |= HAS_RESULT;
+      if (call.outcome.informative) flags |= INFORMATIVE;
+    } else {
+      out = call.outcome.errorClass;
+      if (call.outcome.unknownTool) flags |= UNKNOWN_TOOL;
+    }
+    if (engine.config.knownTools && !engine.config.knownTools.has(call.toolName)) flags |= UNKNOWN_TOOL;
+    if (call.argsHash !== undefined) {
+      flags |= HAS_ARGS;
+      if (this.isNovel(tool, args)) flags |= ARGS_NOVEL;
+    }
+    if (policy.role === 'wait') flags |= WAIT;
+    if (policy.role === 'exempt') flags |= EXEMPT;
+    this.history.push({ tool, args, out, flags, batch, start: call.startTime, end: call.endTime });
+
+    const found: Finding[] = [];
+    if (this.pending && this.pending.batch !== batch) this.closeStep(found);
+    if ((flags & (WAIT | EXEMPT)) === 0) {
+      const sig = combine(combine(tool, args), out * 2 + (flags & OK));
+      this.addToStep(batch, tool, sig, flags, policy.role === 'poller', call);
+    }
+    if (batchComplete) this.closeStep(found);
+    found.push(
+      ...evaluateCallRules({
+        history: this.history,
+        policy,
+        config: engine.config,
+        tool,
+        toolHash: tool,
+        args,
+        out,
+        flags,
+        inCycle: this.cycles.inCycle,
+      }),
+    );
+    return this.report(found, call);
+  }
+
+  private isNovel(tool: Hash, args: Hash): boolean {
+    const h = this.history;
+    for (let i = h.size - 1; i >= 0; i--) if (h.tool(i) === tool && sameHash(h.args(i), args)) return false;
+    return true;
+  }
+
+  /** Batch keys are strings from the caller; the history stores small numbers. */
+  private batchId(key: string): number {
+    const at = this.batchKeys.lastIndexOf(key);
+    if (at >= 0) return this.batchIds[at] ?? 0;
+    const id = this.nextBatch++;
+    this.batchKeys.push(key);
+    this.batchIds.push(id);
+    if (this.batchKeys.length > RECENT_BATCHES) {
+      this.batchKeys.shift();
+      this.batchIds.shift();
+    }
+    return id;
+  }
+
+  private addToStep(batch: number, tool: Hash, sig: Hash, flags: number, poller: boolean, call: ToolCall): void {
+    let step = this.pending;
+    if (!step) {
+      step = { batch, sigs: [], acc: new UnorderedHash(), tool, rank: 3, allPollers: true, start: call.startTime, end: call.endTime };
+      this.pending = step;
+    }
+    step.rank = Math.min(step.rank, evidenceRank(flags));
+    step.allPollers &&= poller;
+    step.start = Math.min(step.start, call.startTime);
+    step.end = Math.max(step.end, call.endTime);
+    // A step is a set: the same call twice in one parallel batch is one call.
+    if (step.sigs.includes(sig)) return;
+    step.sigs.push(sig);
+    step.acc.add(sig);
+  }
+
+  private closeStep(found: Finding[]): void {
+    const step = this.pending;
+    this.pending = undefined;
+    if (!step || step.sigs.length === 0) return;
+    const idleBefore = Number.isNaN(this.lastStepEnd) ? 0 : step.start - this.lastStepEnd;
+    this.lastStepEnd = step.end;
+    const cycle = this.cycles.push(step.acc.digest(0x53), {
+      tool: step.tool,
+      evidenceRank: step.rank,
+      allPollers: step.allPollers,
+      idleBefore,
+    });
+    if (cycle) {
+      const f = this.cycleFinding(cycle);
+      if (f) found.push(f);
+    }
+  }
+
+  private cycleFinding(c: CycleFinding): Finding | undefined {
+    const evidence = EVIDENCE_BY_RANK[c.evidenceRank] ?? 'name';
+    const config = this.engine.config;
+    const base = c.allPollers
+      ? (this.engine.policies.pollerThresholds.cycle)
+      : config.thresholds.cycle;
+    const thresholds =
+      evidence === 'arguments+result'
+        ? base
+        : evidence === 'name'
+          ? { warning: base.warning + 2, critical: Number.POSITIVE_INFINITY }
+          : { warning: base.warning + 1, critical: base.critical + 2 };
+    // Laps spaced far apart in time (round-robin polling) weigh less, as spaced repeats do.
+    const value = c.minIdle >= config.spacing.idleMs ? 1 + (c.laps - 1) * config.spacing.weight : c.laps;
+    if (value < Math.min(thresholds.warning, thresholds.critical)) return undefined;
+    return {
+      rule: 'cycle',
+      kind: 'cycle',
+      key: c.key,
+      value,
+      count: c.laps,
+      thresholds,
+      evidence,
+      cycleLength: c.period,
+      cycleTools: c.tools,
+    };
+  }
+
+  private report(found: Finding[], call: ToolCall): LoopDetection[] {
+    if (found.length === 0) return [];
+    const out: LoopDetection[] = [];
+    for (const f of found) {
+      const level: LoopLevel | undefined =
+        f.value >= f.thresholds.critical ? 'critical' : f.value >= f.thresholds.warning ? 'warning' : undefined;
+      if (!level || !this.firstTime(f.key, level)) continue;
+      const cycleTools = f.cycleTools?.map((t) => this.engine.toolName(t));
+      out.push({
+        kind: f.kind,
+        level,
+        toolName: call.toolName,
+        count: f.count,
+        callIndex: call.callIndex,
+        traceId: this.traceId,
+        spanId: call.spanId ?? '',
+        fingerprint: toHex(f.key),
+        ...(call.promptName !== undefined ? { promptName: call.promptName } : {}),
+        ...(call.agentName !== undefined ? { agentName: call.agentName } : {}),
+        message: describeDetection({
+          rule: f.rule,
+          toolName: call.toolName,
+          count: f.count,
+          evidence: f.evidence,
+          ...(f.distinctArgs !== undefined ? { distinctArgs: f.distinctArgs } : {}),
+          ...(call.outcome.ok === false && call.outcome.errorLabel ? { errorLabel: call.outcome.errorLabel } : {}),
+          ...(cycleTools ? { cycleTools } : {}),
+        }),
+        rule: f.rule,
+        threshold: level === 'critical' ? f.thresholds.critical : f.thresholds.warning,
+        evidence: f.evidence,
+        ...(f.cycleLength !== undefined ? { cycleLength: f.cycleLength } : {}),
+        ...(cycleTools ? { cycleTools } : {}),
+        mode: this.engine.config.mode,
+      });
+    }
+    return out;
+  }
+
+  /** De-duplication per (signature, level); a critical also silences a later warning. */
+  private firstTime(key: Hash, level: LoopLevel): boolean {
+    const warn = combine(key, 1);
+    const crit = combine(key, 2);
+    const emitted = (this.emitted ??= new Set());
+    if (emitted.has(crit) || (level === 'warning' && emitted.has(warn))) return false;
+    if (emitted.size >= MAX_EMITTED) {
+      const oldest = emitted.values().next();
+      if (!oldest.done) emitted.delete(oldest.value);
+    }
+    emitted.add(warn);
+    if (level === 'critical') emitted.add(crit);
+    return true;
+  }
+}
+
+export { degrade };

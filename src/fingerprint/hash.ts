@@ -1,0 +1,124 @@
+/**
+ * Fixed-size 53-bit hashes held in a plain `number`, so they compare with `===`, pack into a
+ * Float64Array and never allocate. Collisions matter only as false equality between two calls
+ * of one trace; at 2^53 that is negligible. This is not a cryptographic hash and is not meant
+ * to hide anything: raw values never leave the process anyway.
+ */
+
+export type Hash = number;
+
+const TWO_32 = 4294967296;
+const LOW_21 = 0x1fffff;
+
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+function pack(a: number, b: number): Hash {
+  return (b & LOW_21) * TWO_32 + (a >>> 0);
+}
+
+function high(h: Hash): number {
+  return Math.floor(h / TWO_32) & LOW_21;
+}
+
+/** Hash of a string slice, salted by `tag` so that e.g. the string "1" and the number 1 differ. */
+export function hashString(s: string, tag = 0, start = 0, end = s.length): Hash {
+  let a = 0x9e3779b1 ^ tag;
+  let b = 0x7f4a7c15 ^ Math.imul(tag, 0x27d4eb2f);
+  for (let i = start; i < end; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x9e3779b1);
+    b = Math.imul(b ^ c, 0x85ebca77);
+  }
+  a ^= end - start;
+  return finish(a, b);
+}
+
+function finish(a: number, b: number): Hash {
+  a = fmix(a ^ Math.imul(b ^ (b >>> 15), 0x2c1b3c6d));
+  b = fmix(b ^ Math.imul(a ^ (a >>> 13), 0x297a2d39));
+  return pack(a, b);
+}
+
+/** Ordered combination: combine(combine(seed, x), y) differs from combine(combine(seed, y), x). */
+export function combine(seed: Hash, value: Hash): Hash {
+  const sa = seed >>> 0;
+  const sb = high(seed);
+  const va = value >>> 0;
+  const vb = high(value);
+  let a = Math.imul(sa ^ va, 0x9e3779b1) ^ Math.imul(vb, 0x85ebca77);
+  let b = Math.imul(sb ^ vb, 0xc2b2ae3d) ^ Math.imul(va, 0x27d4eb2f);
+  a = (a + 0x165667b1) | 0;
+  b = (b ^ 0x61c88647) | 0;
+  return finish(a, b);
+}
+
+/** Combines several hashes in order into one. */
+export function combineAll(...values: Hash[]): Hash {
+  let h = 0x2545f491;
+  for (const v of values) h = combine(h, v);
+  return h;
+}
+
+/**
+ * Order-independent accumulator (object members, multisets of calls in a parallel batch):
+ * each element is mixed on its own, then the lanes are summed modulo 2^32.
+ */
+export class UnorderedHash {
+  private a = 0;
+  private b = 0;
+  private n = 0;
+
+  add(value: Hash): void {
+    const mixed = combine(0x3c6ef372, value);
+    this.a = (this.a + (mixed >>> 0)) | 0;
+    this.b = (this.b + high(mixed)) | 0;
+    this.n++;
+  }
+
+  get size(): number {
+    return this.n;
+  }
+
+  digest(tag: number): Hash {
+    return finish(this.a ^ tag, (this.b + Math.imul(this.n, 0x9e3779b1)) | 0);
+  }
+}
+
+/** Short lowercase hex form used on events and in CLI output (14 hex digits for 53 bits). */
+export function toHex(h: Hash): string {
+  return h.toString(16).padStart(14, '0');
+}
+
+/** Incremental hash over a stream of UTF-16 code units (text with placeholders, collapsed spaces). */
+export class StreamHasher {
+  private a = 0;
+  private b = 0;
+  private n = 0;
+
+  reset(tag: number): void {
+    this.a = 0x9e3779b1 ^ tag;
+    this.b = 0x7f4a7c15 ^ Math.imul(tag, 0x27d4eb2f);
+    this.n = 0;
+  }
+
+  unit(c: number): void {
+    this.a = Math.imul(this.a ^ c, 0x9e3779b1);
+    this.b = Math.imul(this.b ^ c, 0x85ebca77);
+    this.n++;
+  }
+
+  get length(): number {
+    return this.n;
+  }
+
+  digest(): Hash {
+    return finish(this.a ^ this.n, this.b);
+  }
+}

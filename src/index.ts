@@ -1,0 +1,49 @@
+export { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from './processor.js';
+export { ToolLoopError } from './errors.js';
+export { LOOP_EVENT_NAME, loopEventAttributes } from './otel/event-attributes.js';
+export type { ReadableToolSpan, WritableToolSpan } from './otel/span-types.js';
+
+export { LoopEngine } from './detector/engine.js';
+export type { TraceDetector } from './detector/trace-detector.js';
+export { buildToolCall, type RawToolCall } from './detector/tool-call.js';
+export { classifyError, type RawError } from './detector/error-class.js';
+export {
+  resolveConfig,
+  validateConfig,
+  ConfigError,
+  DEFAULT_THRESHOLDS,
+  DEFAULT_POLLER_THRESHOLDS,
+  DEFAULT_WAIT_THRESHOLDS,
+  DEFAULT_POLLER_PATTERNS,
+  DEFAULT_WAIT_PATTERNS,
+  type LoopwatchConfig,
+  type ResolvedConfig,
+  type ConfigIssue,
+  type ThresholdInput,
+  type Thresholds,
+  type RuleThresholdsInput,
+  type ToolOverride,
+  type ToolRole,
+} from './detector/config.js';
+export type {
+  Evidence,
+  LoopDetection,
+  LoopKind,
+  LoopLevel,
+  Mode,
+  RuleName,
+  ToolCall,
+  ToolOutcome,
+} from './detector/types.js';
+
+export { fingerprint, type Fingerprint, type FingerprintOptions } from './fingerprint/canonical.js';
+export { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS } from './fingerprint/volatile.js';
+
+export {
+  defaultAdapters,
+  genAiAdapter,
+  type ConventionAdapter,
+  type SpanView,
+  type SpanEventView,
+  type ToolCallFields,
+} from './conventions/index.js';

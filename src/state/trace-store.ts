@@ -1,0 +1,97 @@
+/** Anything kept per trace: it only needs to remember when it was last used. */
+export interface Touchable {
+  touched: number;
+}
+
+export interface TraceStoreOptions {
+  /** Most traces kept at once; the least recently used is dropped beyond it. */
+  readonly maxTraces: number;
+  /** A trace not touched for this long is dropped (its root span may never end here). */
+  readonly idleMs: number;
+  readonly now?: () => number;
+}
+
+const SWEEP_EVERY_MS = 1_000;
+
+/**
+ * Per-trace state with bounded memory however many traces pass: a Map kept in least-recently-used
+ * order (touching moves an entry to the end), trimmed to `maxTraces` on insert and swept for idle
+ * entries at most once a second, from the oldest end, so a sweep costs only what it removes.
+ */
+export class TraceStore<T extends Touchable> {
+  private readonly map = new Map<string, T>();
+  private lastSweep = 0;
+  private readonly now: () => number;
+  /** Traces dropped because of `maxTraces` or `idleMs` (not by a root span ending). */
+  evicted = 0;
+
+  constructor(private readonly options: TraceStoreOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** Looks up without touching. */
+  peek(traceId: string): T | undefined {
+    return this.map.get(traceId);
+  }
+
+  /** Looks up and marks as used. */
+  get(traceId: string): T | undefined {
+    const state = this.map.get(traceId);
+    if (state) this.touch(traceId, state);
+    return state;
+  }
+
+  getOrCreate(traceId: string, create: (now: number) => T): T {
+    const existing = this.map.get(traceId);
+    if (existing) {
+      this.touch(traceId, existing);
+      return existing;
+    }
+    const now = this.now();
+    const state = create(now);
+    state.touched = now;
+    this.map.set(traceId, state);
+    while (this.map.size > this.options.maxTraces) this.dropOldest();
+    this.maybeSweep(now);
+    return state;
+  }
+
+  delete(traceId: string): void {
+    this.map.delete(traceId);
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+
+  private touch(traceId: string, state: T): void {
+    const now = this.now();
+    state.touched = now;
+    // re-insert: Map iteration order is insertion order, so the oldest entry is always first
+    this.map.delete(traceId);
+    this.map.set(traceId, state);
+    this.maybeSweep(now);
+  }
+
+  private dropOldest(): void {
+    const first = this.map.keys().next();
+    if (first.done) return;
+    this.map.delete(first.value);
+    this.evicted++;
+  }
+
+  private maybeSweep(now: number): void {
+    if (now - this.lastSweep < SWEEP_EVERY_MS) return;
+    this.lastSweep = now;
+    const limit = now - this.options.idleMs;
+    for (const [id, state] of this.map) {
+      if (state.touched > limit) break;
+      this.map.delete(id);
+      this.evicted++;
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import { LoopEngine } from '../../src/detector/engine.js';
+import type { LoopwatchConfig } from '../../src/detector/config.js';
+import { buildToolCall } from '../../src/detector/tool-call.js';
+import type { LoopDetection } from '../../src/detector/types.js';
+
+/** One scripted tool call. Times are relative: `idleMs` is the model's think time before it. */
+export interface Step {
+  readonly tool: string;
+  readonly args?: unknown;
+  readonly result?: unknown;
+  readonly error?: { type?: string; message?: string };
+  readonly idleMs?: number;
+  readonly durationMs?: number;
+}
+
+/** A step is one call, or several calls made in parallel (one batch). */
+export type ScriptItem = Step | readonly Step[];
+
+export interface RunResult {
+  readonly detections: LoopDetection[];
+  /** Detections produced by each call, by 1-based call index. */
+  readonly byCall: Map<number, LoopDetection[]>;
+  /** Call index of the first detection at this level (undefined when none). */
+  first(level: 'warning' | 'critical'): number | undefined;
+  readonly calls: number;
+}
+
+/**
+ * Feeds a scripted agent run into a fresh engine trace the way the span processor does: calls in
+ * end order, parallel calls sharing a batch, the batch complete when its last call ends.
+ */
+export function runAgent(script: readonly ScriptItem[], config: LoopwatchConfig = {}, engine = new LoopEngine(config), traceId = 'trace-1'): RunResult {
+  const trace = engine.createTrace(traceId);
+  const detections: LoopDetection[] = [];
+  const byCall = new Map<number, LoopDetection[]>();
+  let clock = Date.parse('2026-11-21T10:00:00Z');
+  let index = 0;
+  script.forEach((item, stepNo) => {
+    const batch: readonly Step[] = Array.isArray(item) ? (item as readonly Step[]) : [item as Step];
+    const start = clock + (batch[0]?.idleMs ?? 1_000);
+    let end = start;
+    const calls = batch.map((s, k) => {
+      const callStart = start + k; // parallel calls start within a millisecond of each other
+      const callEnd = callStart + (s.durationMs ?? 100);
+      end = Math.max(end, callEnd);
+      index++;
+      return { s, callStart, callEnd, callIndex: index };
+    });
+    calls.sort((a, b) => a.callEnd - b.callEnd);
+    calls.forEach((c, k) => {
+      const call = buildToolCall(engine, {
+        toolName: c.s.tool,
+        ...(c.s.args !== undefined ? { arguments: c.s.args } : {}),
+        ...(c.s.result !== undefined ? { result: c.s.result } : {}),
+        ...(c.s.error ? { error: c.s.error } : {}),
+        startTime: c.callStart,
+        endTime: c.callEnd,
+        batch: `step-${stepNo}`,
+        callIndex: c.callIndex,
+        spanId: `span-${c.callIndex}`,
+        promptName: 'test-prompt',
+      });
+      const found = trace.record(call, k === calls.length - 1);
+      if (found.length > 0) {
+        detections.push(...found);
+        byCall.set(c.callIndex, [...(byCall.get(c.callIndex) ?? []), ...found]);
+      }
+    });
+    clock = end;
+  });
+  return {
+    detections,
+    byCall,
+    calls: index,
+    first: (level) => detections.find((d) => d.level === level)?.callIndex,
+  };
+}
+
+/** `n` copies of a step, a batch or a list of steps; or `n` results of `make(i)`. */
+export function times<T>(n: number, make: ((i: number) => T) | T): T[] {
+  return Array.from({ length: n }, (_, i) => (typeof make === 'function' ? (make as (i: number) => T)(i) : make));
+}
