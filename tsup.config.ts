@@ -13,7 +13,7 @@ export default defineConfig([
     external: ['@opentelemetry/api'],
   },
   {
-    entry: { cli: 'src/cli/main.ts' },
+    entry: { cli: 'src/cli/bin.ts' },
     format: ['esm'],
     sourcemap: true,
     target: 'node18',

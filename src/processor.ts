@@ -26,7 +26,7 @@ import { TraceStore } from './state/trace-store.js';
 
 export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
   /** Called for every detection (both levels, both modes). Exceptions and rejections are contained. */
-  readonly onLoop?: (detection: LoopDetection) => void | Promise<void>;
+  readonly onLoop?: (detection: LoopDetection) => unknown;
   /** Prompt template name for a tool span whose own attributes carry none (before ancestors). */
   readonly promptName?: (span: ReadableToolSpan) => string | undefined;
   /** Instrumentation dialects to read, in order (default: all built-in adapters). */

@@ -199,6 +199,8 @@ function errorClass(ctx: CallContext): Finding | undefined {
     },
     options(ctx),
   );
+  // Same arguments every time is the repeated-failure rule's loop, not this one's.
+  if (has(flags, HAS_ARGS) && s.distinctArgs < 2) return undefined;
   return {
     rule: 'error_class',
     kind: 'error_pattern',

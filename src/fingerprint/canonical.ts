@@ -230,12 +230,9 @@ class Walker {
   }
 
   private member(into: UnorderedHash, key: string, v: unknown, depth: number): void {
-    const keyHash = hashString(key, TAG_KEY);
-    if (key.length <= 40 && this.options.volatileKeys.has(normalizeKey(key))) {
-      into.add(combine(keyHash, H_VOLATILE));
-      return;
-    }
-    into.add(combine(keyHash, this.value(v, depth + 1)));
+    // A volatile member is left out entirely: `{q}` and `{q, request_id}` are the same request.
+    if (key.length <= 40 && this.options.volatileKeys.has(normalizeKey(key))) return;
+    into.add(combine(hashString(key, TAG_KEY), this.value(v, depth + 1)));
   }
 }
 

@@ -1,0 +1,65 @@
+import { readFile } from 'node:fs/promises';
+import { isNode, LineCounter, parseDocument } from 'yaml';
+import { formatPath, validateConfig, type LoopwatchConfig } from '../detector/config.js';
+
+/** A configuration file problem: file, line and key in the message. */
+export class ConfigFileError extends Error {
+  override readonly name = 'ConfigFileError';
+}
+
+/**
+ * Loads a loopwatch configuration from YAML (or JSON, which YAML parses too) and validates every
+ * key, reporting each problem as `file:line: key: message`.
+ */
+export async function loadConfigFile(path: string): Promise<LoopwatchConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new ConfigFileError(`${path}: cannot read the configuration file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  return parseConfigText(text, path);
+}
+
+export function parseConfigText(text: string, source: string): LoopwatchConfig {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const messages = doc.errors.map((e) => {
+      const pos = lines.linePos(e.pos[0]);
+      return `${source}:${pos.line}:${pos.col}: ${e.message.split('\n')[0] ?? 'invalid YAML'}`;
+    });
+    throw new ConfigFileError(messages.join('\n'));
+  }
+  const value: unknown = doc.toJS() ?? {};
+  const issues = validateConfig(value);
+  if (issues.length > 0) {
+    const messages = issues.map((issue) => {
+      // the deepest existing node on the path gives the line (an unknown key points at itself)
+      let line: number | undefined;
+      for (let depth = issue.path.length; depth >= 0 && line === undefined; depth--) {
+        const node = depth === 0 ? doc.contents : doc.getIn(issue.path.slice(0, depth), true);
+        const keyNode = depth > 0 ? findKeyNode(doc, issue.path.slice(0, depth)) : undefined;
+        const range = (keyNode ?? (isNode(node) ? node : undefined))?.range;
+        if (range) line = lines.linePos(range[0]).line;
+      }
+      return `${source}${line !== undefined ? `:${line}` : ''}: ${formatPath(issue.path)}: ${issue.message}`;
+    });
+    throw new ConfigFileError(messages.join('\n'));
+  }
+  return value as LoopwatchConfig;
+}
+
+/** The key node of the last path element (points at `foo:` rather than its value). */
+function findKeyNode(doc: ReturnType<typeof parseDocument>, path: ReadonlyArray<string | number>): { range?: [number, number, number] | null } | undefined {
+  const parent = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);
+  const last = path[path.length - 1];
+  if (!parent || typeof parent !== 'object' || !('items' in parent) || !Array.isArray(parent.items)) return undefined;
+  for (const item of parent.items as unknown[]) {
+    if (item && typeof item === 'object' && 'key' in item) {
+      const key = (item as { key: unknown }).key;
+      if (isNode(key) && 'value' in key && (key as { value: unknown }).value === last) return key as { range?: [number, number, number] | null };
+    }
+  }
+  return undefined;
+}

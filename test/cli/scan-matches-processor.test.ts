@@ -1,0 +1,87 @@
+import { context, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { LoopDetectionSpanProcessor, type LoopDetection } from '../../src/index.js';
+
+beforeAll(() => {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+});
+afterAll(() => context.disable());
+
+interface Call {
+  tool: string;
+  args: unknown;
+  result?: unknown;
+  error?: string;
+}
+
+let clock = Date.parse('2026-11-21T09:00:00Z');
+
+/**
+ * A real agent run on the real SDK: root span, tool spans; parallel steps start before any ends.
+ * Times come from a clock that advances as a model would between steps (the SDK's own start
+ * times are whole milliseconds, which cannot order calls made within one millisecond).
+ */
+function agent(tracer: Tracer, prompt: string, steps: Array<Call | Call[]>): void {
+  tracer.startActiveSpan(`invoke_agent ${prompt}`, { attributes: { 'gen_ai.prompt.name': prompt }, startTime: clock }, (root) => {
+    for (const step of steps) {
+      clock += 700; // the model thinks
+      const calls = Array.isArray(step) ? step : [step];
+      const spans = calls.map((c, i) =>
+        tracer.startSpan(`execute_tool ${c.tool}`, {
+          startTime: clock + i,
+          attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': c.tool, 'gen_ai.tool.call.arguments': JSON.stringify(c.args) },
+        }, trace.setSpan(context.active(), root)),
+      );
+      calls.forEach((c, i) => {
+        const s = spans[i];
+        if (!s) return;
+        if (c.error) s.setStatus({ code: SpanStatusCode.ERROR, message: c.error });
+        else s.setAttribute('gen_ai.tool.call.result', JSON.stringify(c.result));
+      });
+      clock += 40;
+      for (const s of [...spans].reverse()) s.end(clock++);
+    }
+    root.end(clock + 5);
+  });
+}
+
+it('scan of the exported OTLP/JSON reports exactly what the live processor reported', async () => {
+  const exporter = new InMemorySpanExporter();
+  const live: LoopDetection[] = [];
+  // observe mode: the agents run to the end, so both sides see every call
+  const loops = new LoopDetectionSpanProcessor({ mode: 'observe', onLoop: (d) => live.push(d) });
+  const provider = new BasicTracerProvider({ spanProcessors: [loops, new SimpleSpanProcessor(exporter)] });
+  const tracer = provider.getTracer('agreement');
+  const same: Call = { tool: 'search', args: { q: 'refund' }, result: { hits: ['policy'] } };
+  agent(tracer, 'repeat', Array.from({ length: 7 }, () => same));
+  agent(tracer, 'cycle', Array.from({ length: 10 }, (_, i) => ({ tool: i % 2 ? 'read' : 'grep', args: { i: i % 2 }, result: 'same' })));
+  agent(tracer, 'errors', Array.from({ length: 6 }, (_, i) => ({ tool: 'fetch', args: { u: 'x' }, error: `503 try again in ${i}s` })));
+  agent(tracer, 'paraphrase', ['a b', 'b a', 'a  b c', 'c b a', 'a c', 'b c a'].map((q) => ({ tool: 'search', args: { q }, result: 'No results found.' })));
+  agent(tracer, 'parallel', [[same, same, { tool: 'x', args: {}, result: 1 }], [same, same], [same], [same], [same]]);
+  agent(tracer, 'honest', Array.from({ length: 6 }, (_, i) => ({ tool: 'page', args: { n: i }, result: { items: [i] } })));
+  await provider.forceFlush();
+
+  const body = new TextDecoder().decode(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans()));
+  const dir = mkdtempSync(join(tmpdir(), 'loopwatch-agree-'));
+  writeFileSync(join(dir, 'export.json'), body);
+  const stdout = new PassThrough();
+  const chunks: string[] = [];
+  stdout.on('data', (c: Buffer) => chunks.push(c.toString()));
+  const code = await main(['scan', '--json', join(dir, 'export.json')], { stdout, stderr: new PassThrough(), stdin: Readable.from([]), env: {}, interactive: false });
+  const scanned = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LoopDetection);
+
+  const key = (d: LoopDetection): string => [d.traceId, d.spanId, d.kind, d.rule, d.level, d.callIndex, d.count, d.fingerprint, d.promptName].join(' ');
+  expect(live.length).toBeGreaterThanOrEqual(9);
+  expect(new Set(live.map((d) => d.kind))).toEqual(new Set(['repeat', 'cycle', 'error_pattern', 'no_progress']));
+  expect(scanned.map(key).sort()).toEqual(live.map(key).sort());
+  expect(code).toBe(1);
+  await provider.shutdown();
+});
