@@ -1,5 +1,5 @@
 import type { RawError } from '../detector/error-class.js';
-import type { SpanView } from './types.js';
+import type { SpanView, ToolCallFields } from './types.js';
 
 /**
  * Attribute keys written by loopwatch or read from the gen_ai conventions. The gen_ai constants in
@@ -15,6 +15,7 @@ export const ATTR_GEN_AI_TOOL_CALL_RESULT = 'gen_ai.tool.call.result';
 export const ATTR_GEN_AI_PROMPT_NAME = 'gen_ai.prompt.name';
 export const ATTR_GEN_AI_AGENT_NAME = 'gen_ai.agent.name';
 export const ATTR_ERROR_TYPE = 'error.type';
+export const ATTR_ERROR_MESSAGE = 'error.message';
 export const STATUS_CODE_ERROR = 2;
 
 export function stringAttr(span: SpanView, key: string): string | undefined {
@@ -40,19 +41,72 @@ export function firstValue(span: SpanView, keys: readonly string[]): unknown {
   return undefined;
 }
 
+/** The gen_ai keys every adapter falls back on: normalising processors rewrite other dialects into them. */
+export const GEN_AI_ARGUMENT_KEYS: readonly string[] = [ATTR_GEN_AI_TOOL_CALL_ARGUMENTS];
+export const GEN_AI_RESULT_KEYS: readonly string[] = [ATTR_GEN_AI_TOOL_CALL_RESULT];
+
+/**
+ * A JSON object or array held in a string attribute, parsed; anything else (plain text, invalid
+ * JSON, a value that is already structured) comes back as `undefined`. Only for small metadata
+ * values: tool content is handed to the fingerprint as it is.
+ */
+export function parseJsonObject(value: unknown): Record<string, unknown> | undefined {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  if (typeof value !== 'string' || value.length > 65_536) return undefined;
+  const first = value.trimStart()[0];
+  if (first !== '{') return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A non-empty string member of a parsed object. */
+export function stringMember(obj: Record<string, unknown> | undefined, ...keys: string[]): string | undefined {
+  if (!obj) return undefined;
+  for (const key of keys) {
+    const v = obj[key];
+    if (typeof v === 'string' && v.length > 0) return v;
+  }
+  return undefined;
+}
+
+/** `ToolCallFields` without the `undefined` members (exactOptionalPropertyTypes). */
+export function toolCallFields(
+  toolName: string,
+  args: unknown,
+  result: unknown,
+  error: RawError | undefined,
+  callId: string | undefined,
+): ToolCallFields {
+  return {
+    toolName,
+    ...(args !== undefined && args !== null ? { arguments: args } : {}),
+    // a failed call's "result" is usually the error text: the outcome is the error class
+    ...(result !== undefined && result !== null && !error ? { result } : {}),
+    ...(error ? { error } : {}),
+    ...(callId !== undefined ? { callId } : {}),
+  };
+}
+
 /**
  * The failure recorded on a span, from any of the places instrumentations put it: status ERROR,
- * `error.type`, or an `exception` event (type and message). Undefined when the span succeeded.
+ * `error.type`, or an `exception` event (type and message), with `error.message` (newer semconv,
+ * Mastra) as another source of the message. Undefined when the span succeeded.
  */
 export function spanError(span: SpanView): RawError | undefined {
   const errorType = stringAttr(span, ATTR_ERROR_TYPE);
   const failed = span.status?.code === STATUS_CODE_ERROR;
-  const exception = span.events?.find((e) => e.name === 'exception');
   if (!failed && errorType === undefined) return undefined;
+  const exception = span.events?.find((e) => e.name === 'exception');
   const exType = exception?.attributes?.['exception.type'];
   const exMessage = exception?.attributes?.['exception.message'];
-  const type = errorType ?? (typeof exType === 'string' ? exType : undefined);
+  const type = errorType ?? (typeof exType === 'string' && exType.length > 0 ? exType : undefined);
   const message =
-    typeof exMessage === 'string' && exMessage.length > 0 ? exMessage : span.status?.message !== undefined && span.status.message !== '' ? span.status.message : undefined;
+    (typeof exMessage === 'string' && exMessage.length > 0 ? exMessage : undefined) ??
+    stringAttr(span, ATTR_ERROR_MESSAGE) ??
+    (span.status?.message !== undefined && span.status.message !== '' ? span.status.message : undefined);
   return { ...(type !== undefined ? { type } : {}), ...(message !== undefined ? { message } : {}) };
 }

@@ -9,39 +9,44 @@ import {
   GEN_AI_OPERATION_EXECUTE_TOOL,
   spanError,
   stringAttr,
+  toolCallFields,
 } from './attributes.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
-const SPAN_NAME_PREFIX = 'execute_tool ';
+export const EXECUTE_TOOL_SPAN_PREFIX = 'execute_tool ';
+
+/** The tool name in an `execute_tool {name}` span name. */
+export function toolNameFromSpanName(name: string): string | undefined {
+  if (!name.startsWith(EXECUTE_TOOL_SPAN_PREFIX)) return undefined;
+  const rest = name.slice(EXECUTE_TOOL_SPAN_PREFIX.length).trim();
+  return rest.length > 0 ? rest : undefined;
+}
 
 /**
  * OpenTelemetry gen_ai semantic conventions: `execute_tool {gen_ai.tool.name}` spans with
- * `gen_ai.operation.name = execute_tool`. Arguments and results are opt-in, as JSON strings (SDK
- * 2.x) or structured values (SDK 3.x); the fingerprint accepts both.
+ * `gen_ai.operation.name = execute_tool`. Also what AI SDK v7 (`@ai-sdk/otel`), the Mastra
+ * bridge, OpenLIT and normalising processors (Traceloop, the collector's gen_ai normaliser) emit.
+ * Arguments and results are opt-in content, recorded as JSON strings (SDK 2.x) or as structured
+ * values (SDK 3.x, API 1.10): both are handed to the fingerprint unchanged, which canonicalises
+ * either form to the same hash.
  */
 export const genAiAdapter: ConventionAdapter = {
   name: 'gen_ai',
 
   isToolSpan(span: SpanView): boolean {
-    return span.attributes[ATTR_GEN_AI_OPERATION_NAME] === GEN_AI_OPERATION_EXECUTE_TOOL || span.name.startsWith(SPAN_NAME_PREFIX);
+    return span.attributes[ATTR_GEN_AI_OPERATION_NAME] === GEN_AI_OPERATION_EXECUTE_TOOL || span.name.startsWith(EXECUTE_TOOL_SPAN_PREFIX);
   },
 
   readToolCall(span: SpanView): ToolCallFields | undefined {
-    const toolName =
-      stringAttr(span, ATTR_GEN_AI_TOOL_NAME) ??
-      (span.name.startsWith(SPAN_NAME_PREFIX) ? span.name.slice(SPAN_NAME_PREFIX.length).trim() : undefined);
-    if (!toolName) return undefined;
-    const error = spanError(span);
-    const args = span.attributes[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS];
-    const result = span.attributes[ATTR_GEN_AI_TOOL_CALL_RESULT];
-    const callId = stringAttr(span, ATTR_GEN_AI_TOOL_CALL_ID);
-    return {
+    const toolName = stringAttr(span, ATTR_GEN_AI_TOOL_NAME) ?? toolNameFromSpanName(span.name);
+    if (toolName === undefined) return undefined;
+    return toolCallFields(
       toolName,
-      ...(args !== undefined ? { arguments: args } : {}),
-      ...(result !== undefined && !error ? { result } : {}),
-      ...(error ? { error } : {}),
-      ...(callId !== undefined ? { callId } : {}),
-    };
+      span.attributes[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS],
+      span.attributes[ATTR_GEN_AI_TOOL_CALL_RESULT],
+      spanError(span),
+      stringAttr(span, ATTR_GEN_AI_TOOL_CALL_ID),
+    );
   },
 
   promptName: (span) => stringAttr(span, ATTR_GEN_AI_PROMPT_NAME),

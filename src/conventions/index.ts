@@ -1,15 +1,78 @@
+import { aiSdkAdapter } from './ai-sdk.js';
 import { genAiAdapter } from './gen-ai.js';
-import type { ConventionAdapter, SpanView } from './types.js';
+import { langfuseAdapter } from './langfuse.js';
+import { langsmithAdapter } from './langsmith.js';
+import { mastraAdapter } from './mastra.js';
+import { openInferenceAdapter } from './openinference.js';
+import { traceloopAdapter } from './traceloop.js';
+import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 export type { ConventionAdapter, SpanEventView, SpanView, ToolCallFields } from './types.js';
 export { genAiAdapter } from './gen-ai.js';
+export { aiSdkAdapter } from './ai-sdk.js';
+export { openInferenceAdapter } from './openinference.js';
+export { traceloopAdapter } from './traceloop.js';
+export { langfuseAdapter } from './langfuse.js';
+export { langsmithAdapter } from './langsmith.js';
+export { mastraAdapter } from './mastra.js';
+export { customAdapter, type CustomAdapterOptions, type AttributeSource, type ToolSpanMatcher } from './custom.js';
 
-/** Adapters tried in order on every span; the first that claims a tool span reads it. */
-export const defaultAdapters: readonly ConventionAdapter[] = [genAiAdapter];
+/**
+ * Adapters tried in order on every span; the first that claims a tool span reads it. Specific
+ * dialects come before the generic gen_ai one because several of them also carry gen_ai keys or
+ * an `execute_tool …` name without the gen_ai content keys: Traceloop renames AI SDK tool spans
+ * at start (the `ai.toolCall.*` keys stay until its onEnd), Traceloop's LangChain spans and
+ * LangSmith's carry `gen_ai.operation.name = execute_tool` with the content elsewhere, Mastra's
+ * add `mastra.metadata.*`. Prompt and agent names are taken from the first adapter that has one.
+ */
+export const defaultAdapters: readonly ConventionAdapter[] = [
+  aiSdkAdapter,
+  openInferenceAdapter,
+  traceloopAdapter,
+  langsmithAdapter,
+  langfuseAdapter,
+  mastraAdapter,
+  genAiAdapter,
+];
 
+/**
+ * The adapter that claims `span`. The processor picks it when the span starts and reads the call
+ * when it ends; attributes may have changed in between (the Mastra bridge and Traceloop rewrite
+ * spans, normalising processors add gen_ai keys). So the adapter returned here decides again at
+ * read time, among the same list, and falls back on the one chosen at start.
+ */
 export function findToolAdapter(adapters: readonly ConventionAdapter[], span: SpanView): ConventionAdapter | undefined {
-  for (const a of adapters) if (a.isToolSpan(span)) return a;
+  for (const a of adapters) if (a.isToolSpan(span)) return lateBound(adapters, a);
   return undefined;
+}
+
+const bound = new WeakMap<readonly ConventionAdapter[], Map<ConventionAdapter, ConventionAdapter>>();
+
+function lateBound(adapters: readonly ConventionAdapter[], chosen: ConventionAdapter): ConventionAdapter {
+  let forList = bound.get(adapters);
+  if (!forList) bound.set(adapters, (forList = new Map()));
+  let wrapper = forList.get(chosen);
+  if (!wrapper) {
+    wrapper = {
+      name: chosen.name,
+      isToolSpan: (span) => chosen.isToolSpan(span),
+      readToolCall(span: SpanView): ToolCallFields | undefined {
+        let now: ConventionAdapter | undefined;
+        for (const a of adapters) {
+          if (a.isToolSpan(span)) {
+            now = a;
+            break;
+          }
+        }
+        if (now === undefined || now === chosen) return chosen.readToolCall(span);
+        return now.readToolCall(span) ?? chosen.readToolCall(span);
+      },
+      ...(chosen.promptName ? { promptName: (span: SpanView) => chosen.promptName?.(span) } : {}),
+      ...(chosen.agentName ? { agentName: (span: SpanView) => chosen.agentName?.(span) } : {}),
+    };
+    forList.set(chosen, wrapper);
+  }
+  return wrapper;
 }
 
 export function readPromptName(adapters: readonly ConventionAdapter[], span: SpanView): string | undefined {

@@ -1,0 +1,54 @@
+import type { RawError } from '../detector/error-class.js';
+import {
+  ATTR_GEN_AI_TOOL_NAME,
+  GEN_AI_ARGUMENT_KEYS,
+  GEN_AI_RESULT_KEYS,
+  firstString,
+  firstValue,
+  spanError,
+  stringAttr,
+  toolCallFields,
+} from './attributes.js';
+import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
+
+const TYPE = 'langfuse.observation.type';
+
+/**
+ * Langfuse SDK v4/v5 observations (`startActiveObservation(name, fn, { asType: 'tool' })`,
+ * `observe(fn, { asType: 'tool' })`, the LangChain callback handler): the span name is the tool,
+ * `langfuse.observation.input/output` hold the call. Langfuse reports failures as
+ * `langfuse.observation.level = ERROR` with `status_message`, often without an ERROR status.
+ * Prompt name: `langfuse.observation.prompt.name` (set by linking a prompt to a generation or
+ * any observation), legacy `langfuse.prompt.name`.
+ */
+export const langfuseAdapter: ConventionAdapter = {
+  name: 'langfuse',
+
+  isToolSpan(span: SpanView): boolean {
+    return span.attributes[TYPE] === 'tool';
+  },
+
+  readToolCall(span: SpanView): ToolCallFields | undefined {
+    const toolName = stringAttr(span, ATTR_GEN_AI_TOOL_NAME) ?? (span.name.length > 0 ? span.name : undefined);
+    if (toolName === undefined) return undefined;
+    return toolCallFields(
+      toolName,
+      firstValue(span, ['langfuse.observation.input', ...GEN_AI_ARGUMENT_KEYS]),
+      firstValue(span, ['langfuse.observation.output', ...GEN_AI_RESULT_KEYS]),
+      spanError(span) ?? levelError(span),
+      stringAttr(span, 'gen_ai.tool.call.id'),
+    );
+  },
+
+  promptName: (span) => firstString(span, ['langfuse.observation.prompt.name', 'langfuse.prompt.name']),
+
+  agentName(span: SpanView): string | undefined {
+    return span.attributes[TYPE] === 'agent' && span.name.length > 0 ? span.name : undefined;
+  },
+};
+
+function levelError(span: SpanView): RawError | undefined {
+  if (span.attributes['langfuse.observation.level'] !== 'ERROR') return undefined;
+  const message = stringAttr(span, 'langfuse.observation.status_message');
+  return message !== undefined ? { message } : {};
+}

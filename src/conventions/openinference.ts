@@ -1,0 +1,82 @@
+import {
+  ATTR_GEN_AI_TOOL_NAME,
+  GEN_AI_ARGUMENT_KEYS,
+  GEN_AI_RESULT_KEYS,
+  firstString,
+  firstValue,
+  parseJsonObject,
+  spanError,
+  stringAttr,
+  stringMember,
+  toolCallFields,
+} from './attributes.js';
+import type { RawError } from '../detector/error-class.js';
+import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
+
+const SPAN_KIND = 'openinference.span.kind';
+
+/**
+ * OpenInference (Arize Phoenix): `openinference.span.kind = TOOL`, `tool.name`, the call's input
+ * in `input.value` and its output in `output.value`. `tool.parameters` is the call's arguments in
+ * the JS GenAI/Vercel mappers but the tool's JSON schema elsewhere; a schema is never taken as
+ * arguments (every call would look the same). Prompt name: `prompt.id` (prompt management), else
+ * a `prompt_name` / `promptName` member of the `metadata` JSON (LangChain run metadata).
+ */
+export const openInferenceAdapter: ConventionAdapter = {
+  name: 'openinference',
+
+  isToolSpan(span: SpanView): boolean {
+    return span.attributes[SPAN_KIND] === 'TOOL';
+  },
+
+  readToolCall(span: SpanView): ToolCallFields | undefined {
+    const toolName = firstString(span, ['tool.name', ATTR_GEN_AI_TOOL_NAME]) ?? (span.name.length > 0 ? span.name : undefined);
+    if (toolName === undefined) return undefined;
+    const attrs = span.attributes;
+    const args = attrs['input.value'] ?? parametersUnlessSchema(attrs['tool.parameters']) ?? firstValue(span, GEN_AI_ARGUMENT_KEYS);
+    const output = unwrapLangChainToolMessage(attrs['output.value']);
+    const error = spanError(span) ?? output.error;
+    return toolCallFields(toolName, args, output.value ?? firstValue(span, GEN_AI_RESULT_KEYS), error, firstString(span, ['tool.id', 'tool_call.id']));
+  },
+
+  promptName(span: SpanView): string | undefined {
+    if (span.attributes[SPAN_KIND] === undefined) return undefined;
+    const id = stringAttr(span, 'prompt.id');
+    if (id !== undefined) return id;
+    const metadata = span.attributes['metadata'];
+    return metadata !== undefined ? stringMember(parseJsonObject(metadata), 'prompt_name', 'promptName') : undefined;
+  },
+
+  agentName(span: SpanView): string | undefined {
+    const kind = span.attributes[SPAN_KIND];
+    if (kind === undefined) return undefined;
+    return stringAttr(span, 'agent.name') ?? (kind === 'AGENT' && span.name.length > 0 ? span.name : undefined);
+  },
+};
+
+function parametersUnlessSchema(value: unknown): unknown {
+  if (value === undefined) return undefined;
+  const obj = parseJsonObject(value);
+  if (obj && typeof obj['type'] === 'string' && typeof obj['properties'] === 'object') return undefined;
+  return value;
+}
+
+/**
+ * LangChain tools called with a tool call (as agents and LangGraph's ToolNode do) return a
+ * serialised `ToolMessage`, so `output.value` carries a fresh `tool_call_id` every time. The
+ * message's `content` is the tool's actual output, and `status: "error"` a failure.
+ */
+export function unwrapLangChainToolMessage(value: unknown): { value: unknown; error?: RawError } {
+  if (typeof value !== 'string' || !value.includes('ToolMessage')) return { value };
+  const parsed = parseJsonObject(value);
+  const message = parseJsonObject(parsed?.['output']) ?? parsed;
+  const ids = message?.['id'];
+  const kwargs = parseJsonObject(message?.['kwargs']);
+  if (!kwargs || !Array.isArray(ids) || ids[ids.length - 1] !== 'ToolMessage') return { value };
+  const content = kwargs['content'];
+  if (kwargs['status'] === 'error') {
+    const text = typeof content === 'string' ? content : undefined;
+    return { value: undefined, error: { ...(text !== undefined ? { message: text } : {}) } };
+  }
+  return { value: content ?? value };
+}
