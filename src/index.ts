@@ -47,3 +47,43 @@ export {
   type SpanEventView,
   type ToolCallFields,
 } from './conventions/index.js';
+export {
+  aiSdkAdapter,
+  openInferenceAdapter,
+  traceloopAdapter,
+  langfuseAdapter,
+  langsmithAdapter,
+  mastraAdapter,
+  customAdapter,
+  type CustomAdapterOptions,
+  type AttributeSource,
+  type ToolSpanMatcher,
+} from './conventions/index.js';
+export { registeredProcessor } from './register/global.js';
+export {
+  ToolLoopGuard,
+  guardAiSdkTools,
+  guardDispatcher,
+  isLoopHint,
+  isTransientError,
+  LOOP_HINT_TYPE,
+  ATTR_LOOP_ACTION,
+  type LoopHint,
+  type GuardAction,
+  type GuardEvent,
+  type GuardOutcome,
+  type GuardedCallRecord,
+  type GuardedCall,
+  type ProceedingCall,
+  type HintedCall,
+  type CheckOptions,
+  type RunOptions,
+  type BackoffOptions,
+  type HintContext,
+  type ToolLoopGuardOptions,
+  type WrapToolsOptions,
+  type Dispatcher,
+  type WrapDispatcherOptions,
+  type GuardSpanAction,
+} from './guard.js';
+export type { RecordedCall } from './detector/trace-detector.js';

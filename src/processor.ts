@@ -6,12 +6,13 @@ import {
   GEN_AI_OPERATION_EXECUTE_TOOL,
 } from './conventions/attributes.js';
 import { defaultAdapters, findToolAdapter, readAgentName, readPromptName } from './conventions/index.js';
-import type { ConventionAdapter } from './conventions/types.js';
+import type { ConventionAdapter, SpanView } from './conventions/types.js';
 import { resolveConfig, type LoopwatchConfig } from './detector/config.js';
 import { LoopEngine } from './detector/engine.js';
 import { buildToolCall } from './detector/tool-call.js';
 import type { LoopDetection } from './detector/types.js';
 import { ToolLoopError } from './errors.js';
+import { ATTR_LOOP_ACTION, takeGuardMark } from './guard/span-mark.js';
 import { LOOP_EVENT_NAME, loopEventAttributes } from './otel/event-attributes.js';
 import {
   hrTimeToMs,
@@ -220,14 +221,40 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     if (!fields) return true;
 
     const parentId = open.parentId;
+    // Some instrumentations (Langfuse, the Mastra bridge) name a span after it started: the parent,
+    // still open, is read again now.
+    const parentNow = readableParent(open.parent);
     const promptName =
       readPromptName(this.adapters, span) ??
       this.resolvePrompt(span) ??
       (parentId !== undefined ? state.prompts?.get(parentId) : undefined) ??
+      (parentNow ? readPromptName(this.adapters, parentNow) : undefined) ??
       state.lastPrompt;
     const agentName =
-      readAgentName(this.adapters, span) ?? (parentId !== undefined ? state.agents?.get(parentId) : undefined) ?? state.lastAgent;
+      readAgentName(this.adapters, span) ??
+      (parentId !== undefined ? state.agents?.get(parentId) : undefined) ??
+      (parentNow ? readAgentName(this.adapters, parentNow) : undefined) ??
+      state.lastAgent;
     if (writable) this.annotateToolSpan(writable, fields.toolName, promptName);
+
+    // The dispatcher guard answered this call with a hint or refused it: the tool never ran, so
+    // the engine must not count it (its "result" is a hint or a ToolLoopError); the guard's
+    // decision is the event.
+    const guarded = takeGuardMark(span);
+    if (guarded) {
+      writable?.setAttribute(ATTR_LOOP_ACTION, guarded.action);
+      if (!guarded.event) return true;
+      const d: LoopDetection = {
+        ...guarded.detection,
+        traceId,
+        spanId,
+        callIndex: open.callIndex,
+        ...(guarded.detection.promptName === undefined && promptName !== undefined ? { promptName } : {}),
+        ...(guarded.detection.agentName === undefined && agentName !== undefined ? { agentName } : {}),
+      };
+      this.emit(d, state, open, writable, spanId, { [ATTR_LOOP_ACTION]: guarded.action });
+      return true;
+    }
 
     const call = buildToolCall(
       this.engine,
@@ -247,13 +274,23 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       (message) => diag.warn(`loopwatch: ${message}`),
     );
     const detector = (state.detector ??= this.engine.createTrace(traceId));
-    for (const d of detector.record(call, batchComplete)) {
-      if (writable) writable.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d));
-      else if (open.parent?.isRecording()) open.parent.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, { 'loop.span_id': spanId }));
-      this.notify(d);
-      if (d.level === 'critical' && d.mode === 'enforce') this.stop(state, d);
-    }
+    for (const d of detector.record(call, batchComplete)) this.emit(d, state, open, writable, spanId);
     return true;
+  }
+
+  /** Event (on the span, or its open parent on SDKs without onEnding), callback, and the stop on critical. */
+  private emit(
+    d: LoopDetection,
+    state: TraceState,
+    open: OpenToolCall,
+    writable: WritableToolSpan | undefined,
+    spanId: string,
+    extra: Record<string, string> = {},
+  ): void {
+    if (writable) writable.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, extra));
+    else if (open.parent?.isRecording()) open.parent.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, { ...extra, 'loop.span_id': spanId }));
+    this.notify(d);
+    if (d.level === 'critical' && d.mode === 'enforce') this.stop(state, d);
   }
 
   private annotateToolSpan(span: WritableToolSpan, toolName: string, promptName: string | undefined): void {
@@ -306,6 +343,12 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       // a throwing diag logger must not break the app either
     }
   }
+}
+
+/** The open parent as a span view, when it is an SDK span (it has a name and attributes). */
+function readableParent(parent: AnnotatableSpan | undefined): SpanView | undefined {
+  const p = parent as Partial<SpanView> | undefined;
+  return p && typeof p.name === 'string' && typeof p.attributes === 'object' && p.attributes !== null ? (p as SpanView) : undefined;
 }
 
 function traceIdOf(target: Span | Context | string | undefined): string | undefined {

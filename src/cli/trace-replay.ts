@@ -8,6 +8,8 @@ import type { DecodedSpan } from './otlp-json.js';
 /** A tool call read from a span, waiting for its trace to be complete. */
 interface PendingCall {
   readonly call: ToolCall;
+  /** Arrival order: exporters receive spans in the order they ended. */
+  readonly seq: number;
   readonly spanId: string;
   readonly parentId: string | undefined;
   readonly start: number;
@@ -26,6 +28,9 @@ class PendingTrace {
   readonly links = new Map<string, SpanLink>();
   lastPrompt: string | undefined;
   lastAgent: string | undefined;
+  rootSeen = false;
+  /** Span counter at this trace's latest span. */
+  lastActivity = 0;
   constructor(readonly traceId: string) {}
 }
 
@@ -45,15 +50,21 @@ export interface ReplayOptions {
   readonly onTrace: (trace: ReplayedTrace) => void;
   /** Open traces kept before the oldest is evaluated early (bounded memory on endless input). */
   readonly maxOpenTraces?: number;
+  /** A trace whose root has arrived is evaluated after this many spans of other traces (default 20 000). */
+  readonly lingerSpans?: number;
   readonly onProblem?: (message: string) => void;
 }
 
+const SWEEP_EVERY = 1024;
+
 /**
- * Rebuilds what the live processor saw from exported spans. Files hold spans in end order with
- * traces interleaved, so calls are kept per trace until the trace's root span arrives (roots end
- * last), then numbered by start time, grouped into batches (overlapping calls under one parent)
- * and replayed in end order, each batch complete at its last call: the same input the processor
- * gives the engine, so `scan` reports what the processor would have reported.
+ * Rebuilds what the live processor saw from exported spans. Spans arrive roughly in end order
+ * with traces interleaved, but not reliably: a collector's tail sampler regroups a trace and may
+ * write its root before some children. So calls are kept per trace until the trace has had its
+ * root and then been idle for `lingerSpans` spans of other traces (or the input ends), then
+ * numbered by start time, grouped into batches (overlapping calls under one parent) and replayed
+ * step by step, each batch complete at its last call: the same input the processor gives the
+ * engine, so `scan` reports what the processor would have reported.
  */
 export class TraceReplayer {
   private readonly open = new Map<string, PendingTrace>();
@@ -61,22 +72,31 @@ export class TraceReplayer {
   spans = 0;
   toolCalls = 0;
   traces = 0;
+  private seq = 0;
+
+  private readonly linger: number;
 
   constructor(private readonly options: ReplayOptions) {
     this.maxOpen = options.maxOpenTraces ?? 50_000;
+    this.linger = options.lingerSpans ?? 20_000;
   }
 
   add(span: DecodedSpan): void {
     this.spans++;
     let trace = this.open.get(span.traceId);
-    if (!trace) {
+    if (trace) {
+      // keep the map in order of last activity: the idle traces are always at the front
+      this.open.delete(span.traceId);
+    } else {
       trace = new PendingTrace(span.traceId);
-      this.open.set(span.traceId, trace);
-      if (this.open.size > this.maxOpen) {
-        const oldest = this.open.values().next();
-        if (!oldest.done) this.complete(oldest.value);
-      }
     }
+    this.open.set(span.traceId, trace);
+    trace.lastActivity = this.spans;
+    if (this.open.size > this.maxOpen) {
+      const oldest = this.open.values().next();
+      if (!oldest.done) this.complete(oldest.value);
+    }
+    if (this.spans % SWEEP_EVERY === 0) this.sweep();
     const adapters = this.options.adapters;
     const prompt = readPromptName(adapters, span);
     const agent = readAgentName(adapters, span);
@@ -103,10 +123,18 @@ export class TraceReplayer {
         },
         this.options.onProblem,
       );
-      trace.calls.push({ call, spanId: span.spanId, parentId: span.parentSpanId, start: span.startTime, end: span.endTime });
+      trace.calls.push({ call, seq: this.seq++, spanId: span.spanId, parentId: span.parentSpanId, start: span.startTime, end: span.endTime });
     }
-    // The root ends last: the trace is complete (a root that is itself a tool call is not an end).
-    if (span.parentSpanId === undefined && !adapter) this.complete(trace);
+    if (span.parentSpanId === undefined) trace.rootSeen = true;
+  }
+
+  /** Evaluates traces idle long enough: after their root, or (rootless, e.g. remote parents) after longer. */
+  private sweep(): void {
+    for (const trace of this.open.values()) {
+      const idle = this.spans - trace.lastActivity;
+      if (idle < this.linger) break;
+      if (trace.rootSeen || idle >= this.linger * 4) this.complete(trace);
+    }
   }
 
   /** Evaluates every trace still open (end of input). */
@@ -120,11 +148,20 @@ export class TraceReplayer {
     const calls = trace.calls;
     const detections: LoopDetection[] = [];
     if (calls.length > 0) {
-      const byStart = [...calls].sort((a, b) => a.start - b.start || a.end - b.end);
+      // Timestamps order calls only to the millisecond: SDKs take the start from Date.now() and
+      // the end as start + exact duration. Steps are ordered by start, ties (several instant calls
+      // in one millisecond) by arrival; calls inside one parallel batch by end, as they finished.
+      const byStart = [...calls].sort((a, b) => a.start - b.start || a.seq - b.seq);
       const index = new Map(byStart.map((c, i) => [c, i + 1]));
       const { batchOf, lastOfBatch } = assignBatches(byStart);
       const detector = this.options.engine.createTrace(trace.traceId);
-      const byEnd = [...calls].sort((a, b) => a.end - b.end || a.start - b.start || (index.get(a) ?? 0) - (index.get(b) ?? 0));
+      const stepRank = new Map<string, number>();
+      for (const c of byStart) {
+        const key = batchOf.get(c) ?? c.spanId;
+        if (!stepRank.has(key)) stepRank.set(key, stepRank.size);
+      }
+      const rank = (c: PendingCall): number => stepRank.get(batchOf.get(c) ?? c.spanId) ?? 0;
+      const byEnd = [...calls].sort((a, b) => rank(a) - rank(b) || a.end - b.end || a.seq - b.seq);
       for (const c of byEnd) {
         const prompt = this.resolve(trace, c.spanId, 'prompt') ?? trace.lastPrompt;
         const agent = this.resolve(trace, c.spanId, 'agent') ?? trace.lastAgent;
@@ -172,25 +209,24 @@ const START_QUANTUM_MS = 1;
 /** Overlapping calls under the same parent are one parallel batch; the last to end completes it. */
 function assignBatches(byStart: readonly PendingCall[]): { batchOf: Map<PendingCall, string>; lastOfBatch: Set<PendingCall> } {
   const batchOf = new Map<PendingCall, string>();
-  const current = new Map<string, { key: string; end: number; last: PendingCall }>();
-  const lastOfBatch = new Set<PendingCall>();
+  const current = new Map<string, { key: string; end: number }>();
+  const last = new Map<string, PendingCall>();
   let seq = 0;
   for (const c of byStart) {
     const parent = c.parentId ?? '-';
     const open = current.get(parent);
+    let key: string;
     if (open && c.start < open.end - START_QUANTUM_MS) {
-      batchOf.set(c, open.key);
-      if (c.end >= open.end) {
-        open.end = c.end;
-        open.last = c;
-      }
-      continue;
+      key = open.key;
+      open.end = Math.max(open.end, c.end);
+    } else {
+      key = `${parent}:${seq++}`;
+      current.set(parent, { key, end: c.end });
     }
-    if (open) lastOfBatch.add(open.last);
-    const key = `${parent}:${seq++}`;
-    current.set(parent, { key, end: c.end, last: c });
     batchOf.set(c, key);
+    // the batch is complete at the call that ended last
+    const prev = last.get(key);
+    if (!prev || c.end > prev.end || (c.end === prev.end && c.seq > prev.seq)) last.set(key, c);
   }
-  for (const open of current.values()) lastOfBatch.add(open.last);
-  return { batchOf, lastOfBatch };
+  return { batchOf, lastOfBatch: new Set(last.values()) };
 }

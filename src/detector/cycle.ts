@@ -47,6 +47,17 @@ export class CycleTracker {
     return this.found !== undefined;
   }
 
+  /** An independent copy (the dispatcher guard's side-effect-free preview pushes into one). */
+  clone(): CycleTracker {
+    const copy = new CycleTracker(this.maxPeriod);
+    copy.steps.push(...this.steps);
+    copy.infos.push(...this.infos);
+    copy.runs.set(this.runs);
+    copy.n = this.n;
+    copy.found = this.found;
+    return copy;
+  }
+
   push(step: Hash, info: StepInfo): CycleFinding | undefined {
     const P = this.maxPeriod;
     for (let p = 1; p <= P; p++) {

@@ -105,6 +105,16 @@ export class CallHistory {
     return this.field(i, F_END);
   }
 
+  /** An independent copy (the dispatcher guard's side-effect-free preview records into one). */
+  clone(): CallHistory {
+    const copy = new CallHistory(this.capacity);
+    copy.data = this.data.slice();
+    copy.slots = this.slots;
+    copy.head = this.head;
+    copy.count = this.count;
+    return copy;
+  }
+
   /** Bytes held (for memory accounting in benchmarks). */
   get byteLength(): number {
     return this.data.byteLength;

@@ -6,7 +6,7 @@ import {
   ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, sameHash, UNKNOWN_TOOL, WAIT,
 } from './history.js';
 import { describeDetection } from './messages.js';
-import type { Evidence, LoopDetection, LoopLevel, ToolCall } from './types.js';
+import type { Evidence, LoopDetection, LoopLevel, ToolCall, ToolOutcome } from './types.js';
 
 const EVIDENCE_BY_RANK: readonly Evidence[] = ['name', 'result', 'arguments', 'arguments+result'];
 const MAX_EMITTED = 512;
@@ -16,6 +16,17 @@ function evidenceRank(flags: number): number {
   const args = (flags & HAS_ARGS) !== 0;
   const result = (flags & HAS_RESULT) !== 0 || (flags & OK) === 0; // an error is a captured outcome
   return args && result ? 3 : args ? 2 : result && (flags & (INFORMATIVE | OK)) !== OK ? 1 : 0;
+}
+
+/** A call the detector remembers, as hashes (see `TraceDetector.recentCalls`). */
+export interface RecordedCall {
+  readonly toolName: string;
+  /** Absent when the arguments were not captured. */
+  readonly argsHash?: Hash;
+  /** Rebuilt from the packed history: an error's printable label is not kept. */
+  readonly outcome: ToolOutcome;
+  readonly startTime: number;
+  readonly endTime: number;
 }
 
 interface PendingStep {
@@ -35,8 +46,9 @@ interface PendingStep {
  * each (signature, level) once.
  */
 export class TraceDetector {
-  private readonly history: CallHistory;
-  private readonly cycles: CycleTracker;
+  // Not readonly: `fork()` replaces them with copies.
+  private history: CallHistory;
+  private cycles: CycleTracker;
   private emitted: Set<number> | undefined;
   private readonly batchKeys: string[] = [];
   private readonly batchIds: number[] = [];
@@ -115,6 +127,59 @@ export class TraceDetector {
       }),
     );
     return this.report(found, call);
+  }
+
+  /**
+   * What `record(call, batchComplete)` would report now, without recording anything: the
+   * dispatcher guard asks this before a call runs, with the outcome it expects. Unlike `record`,
+   * nothing is de-duplicated: every finding at or above a threshold is reported at its level, as
+   * often as it is asked (the guard keeps its own count of interventions).
+   */
+  preview(call: ToolCall, batchComplete = true): LoopDetection[] {
+    return this.fork().record(call, batchComplete);
+  }
+
+  /** The calls remembered (at most the `limit` newest), oldest first. */
+  recentCalls(limit = Number.POSITIVE_INFINITY): RecordedCall[] {
+    const h = this.history;
+    const out: RecordedCall[] = [];
+    for (let i = Math.max(0, h.size - Math.max(0, limit)); i < h.size; i++) {
+      const flags = h.flags(i);
+      const args = h.args(i);
+      const outHash = h.out(i);
+      const outcome: ToolOutcome =
+        (flags & OK) !== 0
+          ? { ok: true, ...((flags & HAS_RESULT) !== 0 ? { resultHash: outHash } : {}), informative: (flags & INFORMATIVE) !== 0 }
+          : { ok: false, errorClass: outHash, unknownTool: (flags & UNKNOWN_TOOL) !== 0 };
+      out.push({
+        toolName: this.engine.toolName(h.tool(i)),
+        ...(Number.isNaN(args) ? {} : { argsHash: args }),
+        outcome,
+        startTime: h.start(i),
+        endTime: h.end(i),
+      });
+    }
+    return out;
+  }
+
+  /** A copy with its own state; `emitted` starts empty so a preview reports every level reached. */
+  private fork(): TraceDetector {
+    const f = new TraceDetector(this.engine, this.traceId);
+    f.history = this.history.clone();
+    f.cycles = this.cycles.clone();
+    f.batchKeys.push(...this.batchKeys);
+    f.batchIds.push(...this.batchIds);
+    f.nextBatch = this.nextBatch;
+    const p = this.pending;
+    if (p) {
+      // The accumulator is an order-independent sum of the distinct signatures: re-adding rebuilds it.
+      const acc = new UnorderedHash();
+      for (const sig of p.sigs) acc.add(sig);
+      f.pending = { ...p, sigs: [...p.sigs], acc };
+    }
+    f.lastStepEnd = this.lastStepEnd;
+    f.calls = this.calls;
+    return f;
   }
 
   private isNovel(tool: Hash, args: Hash): boolean {

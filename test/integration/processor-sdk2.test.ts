@@ -256,6 +256,20 @@ describe('LoopDetectionSpanProcessor on SDK 2.x (BasicTracerProvider)', () => {
     ]);
   });
 
+  it('reads a prompt name the still-open parent got after its children started (Langfuse, Mastra)', () => {
+    const h = harness();
+    h.tracer.startActiveSpan('agent', (root) => {
+      const tool = h.tracer.startSpan('execute_tool search', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search' } });
+      root.setAttribute('gen_ai.prompt.name', 'late-named');
+      root.setAttribute('gen_ai.agent.name', 'late-agent');
+      tool.end();
+      for (let i = 0; i < 2; i++) callTool(h.tracer, { tool: 'search', args: undefined, result: undefined }, root);
+      root.end();
+    });
+    const first = exportedToolSpans(h.exporter)[0];
+    expect(first?.attributes['gen_ai.prompt.name']).toBe('late-named');
+  });
+
   it('parallel tool spans under one parent are one batch: duplicates inside it are not a loop', () => {
     const h = harness();
     h.tracer.startActiveSpan('invoke_agent fanout', { attributes: { 'gen_ai.prompt.name': 'fanout' } }, (root) => {

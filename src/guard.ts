@@ -1,0 +1,12 @@
+/**
+ * The dispatcher guard: the same engine as the span processor, asked before each tool call.
+ * See `ToolLoopGuard`; `guardAiSdkTools` and `guardDispatcher` wrap the two common dispatchers.
+ */
+export { ToolLoopGuard, type CheckOptions, type RunOptions, type GuardedCall, type ProceedingCall, type HintedCall } from './guard/guard.js';
+export { guardAiSdkTools, type WrapToolsOptions } from './guard/ai-sdk.js';
+export { guardDispatcher, type Dispatcher, type WrapDispatcherOptions } from './guard/dispatcher.js';
+export { isLoopHint, LOOP_HINT_TYPE, type LoopHint } from './guard/hint.js';
+export { isTransientError } from './guard/transient.js';
+export { ATTR_LOOP_ACTION, type GuardSpanAction } from './guard/span-mark.js';
+export type { GuardAction, BackoffOptions, HintContext, ToolLoopGuardOptions } from './guard/options.js';
+export type { GuardEvent, GuardOutcome, GuardedCallRecord } from './guard/events.js';

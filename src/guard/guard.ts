@@ -1,0 +1,408 @@
+import { diag } from '@opentelemetry/api';
+import { LoopEngine } from '../detector/engine.js';
+import type { RawError } from '../detector/error-class.js';
+import { buildToolCall } from '../detector/tool-call.js';
+import type { LoopDetection, ToolCall } from '../detector/types.js';
+import { ToolLoopError } from '../errors.js';
+import { combine, toHex } from '../fingerprint/hash.js';
+import { guardAiSdkTools, type WrapToolsOptions } from './ai-sdk.js';
+import { decide, strongest } from './decide.js';
+import { guardDispatcher, type Dispatcher, type WrapDispatcherOptions } from './dispatcher.js';
+import type { GuardEvent, GuardedCallRecord, GuardOutcome } from './events.js';
+import { consecutiveFailures, expectedOutcome } from './expect.js';
+import { decisionMessage, hintText, LOOP_HINT_TYPE, type GuardFacts, type LoopHint } from './hint.js';
+import { splitGuardOptions, type GuardAction, type ResolvedBackoff, type ToolLoopGuardOptions } from './options.js';
+import { GuardSession } from './session.js';
+import { activeSpan, markSpan } from './span-mark.js';
+import { backoffDelay, isTransientError, sleep } from './transient.js';
+
+export interface CheckOptions {
+  /** Calls sharing this key are one parallel step; by default calls overlapping in time are. */
+  readonly batch?: string;
+}
+
+export interface RunOptions extends CheckOptions {
+  /** Cancels a backoff delay (the call then never runs). */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The guard lets the call run: run it (after `delayMs`), then report how it went with exactly one
+ * of `succeeded`, `failed` or `cancelled` (later calls are no-ops). A call never reported keeps
+ * its parallel step open, so report every one (`run` and the wrappers do).
+ */
+export interface ProceedingCall {
+  readonly action: 'proceed';
+  /** Wait this long first: backoff after a transient failure of the same call (0 otherwise). */
+  readonly delayMs: number;
+  /** The loop the call continues, when the guard lets it run anyway (`abort` mode warning, `observe`, a retry). */
+  readonly detection: LoopDetection | undefined;
+  succeeded(result: unknown): void;
+  failed(error: unknown): void;
+  /** The call will not run after all (cancelled during the delay): frees its slot, records nothing. */
+  cancelled(): void;
+}
+
+/** The guard answered the call itself: return `hint` as its result and do not run it. */
+export interface HintedCall<H> {
+  readonly action: 'hint';
+  readonly hint: H;
+  readonly detection: LoopDetection;
+}
+
+export type GuardedCall<H> = ProceedingCall | HintedCall<H>;
+
+const UNGUARDED: ProceedingCall = {
+  action: 'proceed',
+  delayMs: 0,
+  detection: undefined,
+  succeeded: () => undefined,
+  failed: () => undefined,
+  cancelled: () => undefined,
+};
+
+/**
+ * Stops looping tool calls before they run. Ask it about each call (`check`, or `run` around
+ * it, or the `wrapTools` / `wrapDispatcher` wrappers); it runs the same engine as the span
+ * processor on the calls that really ran, judges the next one by the outcome it is expected to
+ * have, and answers proceed, a hint (a synthetic result the model reads) or a `ToolLoopError`.
+ *
+ * One guard holds one conversation's state: create one per agent run, or call `reset()` on each
+ * new user turn. A hinted or refused call is never recorded as a call, so the guard cannot feed
+ * its own loop; its interventions are counted separately and escalate (see `GuardAction`).
+ * Nothing here throws into the agent except the intended `ToolLoopError`.
+ */
+export class ToolLoopGuard<H = LoopHint> {
+  readonly engine: LoopEngine;
+  readonly action: GuardAction;
+  private readonly maxHints: number;
+  private readonly backoff: ResolvedBackoff | undefined;
+  private readonly options: ToolLoopGuardOptions<H>;
+  private readonly clock: () => number;
+  private readonly id: string;
+  private generation = 0;
+  private session: GuardSession;
+
+  constructor(options: ToolLoopGuardOptions<H> = {}) {
+    const { config, backoff } = splitGuardOptions(options as ToolLoopGuardOptions<unknown>);
+    this.engine = options.engine ?? new LoopEngine(config ?? {});
+    this.action = options.action ?? 'graduated';
+    this.maxHints = options.maxHints ?? 3;
+    this.backoff = backoff;
+    this.options = options;
+    this.clock = options.now ?? Date.now;
+    this.id = options.id ?? '';
+    this.session = this.newSession();
+  }
+
+  /** Aborted (reason: the `ToolLoopError`) when the guard stops the run. Pass it to the agent's model calls. */
+  get signal(): AbortSignal {
+    return this.session.controller.signal;
+  }
+
+  /** The error that stopped this turn, if any. */
+  get stopped(): ToolLoopError | undefined {
+    return this.session.stopped;
+  }
+
+  /** A new user turn: forget calls, interventions and the stop. `signal` is a new signal afterwards. */
+  reset(): void {
+    this.session = this.newSession();
+  }
+
+  /** The latest calls of this turn (at most `limit`), oldest first: fingerprints and decisions, no raw content. */
+  recentCalls(limit = Number.POSITIVE_INFINITY): GuardedCallRecord[] {
+    return this.session.recentRecords(limit);
+  }
+
+  /**
+   * Judges a call before it runs. Returns a proceeding call (run it, then report with
+   * `succeeded` / `failed`) or a hint to return instead; throws `ToolLoopError` when the run must stop.
+   */
+  check(toolName: string, args: unknown, options: CheckOptions = {}): GuardedCall<H> {
+    let plan: GuardedCall<H> | ToolLoopError;
+    try {
+      plan = this.plan(toolName, args, options);
+    } catch (e) {
+      // A defect of ours must not stop somebody's agent: the call runs unguarded.
+      this.problem('the guard check', e);
+      return UNGUARDED;
+    }
+    if (plan instanceof ToolLoopError) throw plan;
+    return plan;
+  }
+
+  /** `check`, then `execute` (after any backoff delay), then the outcome recorded. The tool's own errors pass through unchanged. */
+  async run<R>(toolName: string, args: unknown, execute: () => R | PromiseLike<R>, options: RunOptions = {}): Promise<Awaited<R> | H> {
+    const call = this.check(toolName, args, options);
+    if (call.action === 'hint') return call.hint;
+    if (call.delayMs > 0) {
+      try {
+        await sleep(call.delayMs, [options.signal, this.signal]);
+      } catch (reason) {
+        call.cancelled();
+        throw reason;
+      }
+    }
+    let result: Awaited<R>;
+    try {
+      result = await execute();
+    } catch (error) {
+      call.failed(error);
+      throw error;
+    }
+    call.succeeded(result);
+    return result;
+  }
+
+  /** An AI SDK `tools` object with every `execute` guarded (see `guardAiSdkTools`). */
+  wrapTools<T extends object>(tools: T, options?: WrapToolsOptions): T {
+    return guardAiSdkTools(this, tools, options);
+  }
+
+  /** A `(toolName, args, ...rest) => Promise<result>` dispatcher, guarded (see `guardDispatcher`). */
+  wrapDispatcher<Args, Rest extends unknown[], R>(
+    dispatch: Dispatcher<Args, Rest, R>,
+    options?: WrapDispatcherOptions<Args, Rest>,
+  ): (toolName: string, args: Args, ...rest: Rest) => Promise<Awaited<R> | H> {
+    return guardDispatcher(this, dispatch, options);
+  }
+
+  private newSession(): GuardSession {
+    return new GuardSession(this.engine.createTrace(this.id), ++this.generation, this.engine.config.historySize);
+  }
+
+  private plan(toolName: string, args: unknown, options: CheckOptions): GuardedCall<H> | ToolLoopError {
+    const s = this.session;
+    const index = ++s.attempts;
+    const now = this.clock();
+    const span = activeSpan();
+    const batch = s.batchFor(options.batch);
+    const base = buildToolCall(
+      this.engine,
+      { toolName, arguments: args, startTime: now, endTime: now, batch, callIndex: index, ...(span ? { spanId: span.spanId } : {}) },
+      (m) => diag.warn(`loopwatch: ${m}`),
+    );
+    const trigger = combine(this.engine.toolHash(toolName), base.argsHash ?? Number.NaN);
+    const record: GuardedCallRecord = {
+      index,
+      toolName,
+      ...(base.argsHash !== undefined ? { argsFingerprint: toHex(base.argsHash) } : {}),
+      status: 'running',
+      startTime: now,
+    };
+    const enforce = this.engine.config.mode === 'enforce';
+    const where = { traceId: span?.traceId ?? this.id, spanId: span?.spanId ?? '', callIndex: index };
+
+    if (s.stopped && enforce) {
+      const d: LoopDetection = { ...s.stopped.detection, ...where };
+      s.addRecord({ ...record, status: 'blocked', detection: d, endTime: now });
+      if (span) markSpan(span.span, { action: 'blocked', detection: d, event: false });
+      this.report({ action: 'blocked', phase: 'before', detection: d, strike: 0, alreadyStopped: true });
+      return new ToolLoopError(d);
+    }
+
+    const history = s.detector.recentCalls();
+    const failures = consecutiveFailures(history, toolName, base.argsHash);
+    const transientRetry = failures > 0 && s.wasTransient(trigger);
+    const delayMs = transientRetry && this.backoff ? backoffDelay(this.backoff, failures) : 0;
+    // A poll's next answer may be the one that moves, and a wait is deliberate: judging them by
+    // the outcome they are expected to have would refuse the poll that finishes the job. Loops of
+    // them are judged once they ran, as the span processor does (and stopped then, if critical).
+    const role = this.engine.policies.get(toolName).role;
+    const found =
+      role === 'poller' || role === 'wait'
+        ? []
+        : s.detector.preview({ ...base, outcome: expectedOutcome(history, toolName, base.argsHash) }, s.running(batch) === 0);
+    const primary = strongest(found);
+    if (!primary) return this.proceed(s, base, record, trigger, delayMs, undefined);
+
+    const fingerprints = found.map((d) => d.fingerprint);
+    const prior = s.strikesOn(fingerprints, batch);
+    // A parallel duplicate of a call refused in this same step gets the same answer, not a new strike.
+    const strikes = prior.sameBatch ? Math.max(0, prior.count - 1) : prior.count;
+    const intended = decide({ action: this.action, maxHints: this.maxHints, detection: primary, strikes, transientRetry });
+    const facts: GuardFacts = {
+      rule: primary.rule,
+      toolName,
+      before: Math.max(1, primary.count - 1),
+      ...(primary.cycleTools ? { cycleTools: primary.cycleTools } : {}),
+      sameResultKnown: primary.evidence === 'arguments+result',
+    };
+
+    const intervenes = intended === 'hint' || intended === 'abort';
+    // In observe mode the strike is counted as if enforced, so the events tell what enforcement would do.
+    const strike = intervenes ? strikes + 1 : strikes;
+    if (intervenes) s.strike(fingerprints, batch, trigger, strike);
+    if (!intervenes || !enforce) {
+      const d: LoopDetection = { ...primary, ...where, message: decisionMessage(facts, 'ran') };
+      const wouldBe = intended === 'hint' ? 'hinted' : intended === 'abort' ? 'blocked' : undefined;
+      const action: GuardOutcome = intended === 'delay' && delayMs > 0 ? 'delayed' : 'allowed';
+      // A loop the calls keep continuing is reported once per level and verdict, not on every call.
+      const newVerdict = s.firstReport(`${d.fingerprint}:${d.level}:${action}:${wouldBe ?? ''}`);
+      s.firstReport(`${d.fingerprint}:${d.level}`); // the same loop found again once the call ran is not news
+      if (newVerdict || delayMs > 0) {
+        this.report({ action, phase: 'before', detection: d, strike, ...(wouldBe ? { wouldBe } : {}), ...(delayMs > 0 ? { delayMs } : {}) });
+      }
+      return this.proceed(s, base, record, trigger, delayMs, d);
+    }
+
+    const count = primary.count + strikes;
+    if (intended === 'hint') {
+      const d: LoopDetection = { ...primary, ...where, level: 'warning', count, message: decisionMessage(facts, 'hinted') };
+      const finalWarning = this.action === 'graduated' || strike >= this.maxHints;
+      const hint = this.buildHint(toolName, args, d, hintText(facts, finalWarning), finalWarning);
+      s.addRecord({ ...record, status: 'hinted', detection: d, endTime: now });
+      if (span) markSpan(span.span, { action: 'hinted', detection: d, event: true });
+      this.report({ action: 'hinted', phase: 'before', detection: d, strike });
+      return { action: 'hint', hint, detection: d };
+    }
+    const d: LoopDetection = { ...primary, ...where, level: 'critical', count, message: decisionMessage(facts, 'blocked') };
+    const error = new ToolLoopError(d);
+    s.addRecord({ ...record, status: 'blocked', detection: d, endTime: now });
+    if (span) markSpan(span.span, { action: 'blocked', detection: d, event: true });
+    this.stop(s, error);
+    this.report({ action: 'blocked', phase: 'before', detection: d, strike });
+    return error;
+  }
+
+  /** `base`: the call as judged before it ran (arguments already fingerprinted, not kept raw). */
+  private proceed(
+    s: GuardSession,
+    base: ToolCall,
+    template: GuardedCallRecord,
+    trigger: number,
+    delayMs: number,
+    detection: LoopDetection | undefined,
+  ): ProceedingCall {
+    const { batch, toolName } = base;
+    const startTime = template.startTime + delayMs;
+    const record = s.addRecord({ ...template, startTime, ...(delayMs > 0 ? { delayMs } : {}), ...(detection ? { detection } : {}) });
+    s.enter(batch);
+    let settled = false;
+    const finish = (outcome: { result: unknown } | { error: unknown } | undefined): void => {
+      if (settled) return;
+      settled = true;
+      try {
+        const batchComplete = s.leave(batch);
+        const endTime = this.clock();
+        record.endTime = endTime;
+        if (!outcome) {
+          record.status = 'blocked';
+          return;
+        }
+        if (s !== this.session) return; // reset meanwhile: a call of the previous turn
+        const failed = 'error' in outcome;
+        const transient = failed ? this.isTransient(outcome.error) : undefined;
+        record.status = failed ? 'error' : 'ok';
+        if (transient !== undefined) record.transient = transient;
+        const { outcome: recorded } = buildToolCall(
+          this.engine,
+          { toolName, ...(failed ? { error: rawError(outcome.error) } : { result: outcome.result }), startTime, endTime, batch, callIndex: base.callIndex },
+          (m) => diag.warn(`loopwatch: ${m}`),
+        );
+        const call: ToolCall = { ...base, outcome: recorded, startTime, endTime: Math.max(startTime, endTime) };
+        // Ran with no loop in sight: whatever was refused before, the loop is broken now.
+        if (!detection) s.clearStrikes(trigger);
+        s.setTransient(trigger, transient);
+        for (const d of s.detector.record(call, batchComplete)) this.afterRun(s, d);
+      } catch (e) {
+        this.problem('recording a tool outcome', e);
+      }
+    };
+    return {
+      action: 'proceed',
+      delayMs,
+      detection,
+      succeeded: (result) => finish({ result }),
+      failed: (error) => finish({ error }),
+      cancelled: () => finish(undefined),
+    };
+  }
+
+  /**
+   * A loop found once a call ran (its outcome completed the evidence, e.g. different arguments
+   * getting the same answer). The call keeps its real result; a critical loop stops the run from
+   * the next call on, and `signal` aborts now so the next model call does not happen.
+   */
+  private afterRun(s: GuardSession, d: LoopDetection): void {
+    const stops = d.level === 'critical' && d.mode === 'enforce';
+    const fresh = s.firstReport(`${d.fingerprint}:${d.level}`);
+    if (stops && this.stop(s, new ToolLoopError(d))) this.report({ action: 'stopped', phase: 'after', detection: d, strike: 0 });
+    else if (fresh) this.report({ action: 'allowed', phase: 'after', detection: d, strike: 0 });
+  }
+
+  private stop(s: GuardSession, error: ToolLoopError): boolean {
+    try {
+      return s.stop(error);
+    } catch (e) {
+      this.problem('an abort listener', e);
+      return true;
+    }
+  }
+
+  private buildHint(toolName: string, args: unknown, detection: LoopDetection, message: string, finalWarning: boolean): H {
+    const standard: LoopHint = {
+      type: LOOP_HINT_TYPE,
+      message,
+      toolName,
+      kind: detection.kind,
+      level: detection.level,
+      count: detection.count,
+    };
+    const custom = this.options.hint;
+    if (!custom) return standard as unknown as H;
+    try {
+      return custom({ toolName, arguments: args, detection, message, finalWarning });
+    } catch (e) {
+      this.problem('the hint builder', e);
+      return standard as unknown as H;
+    }
+  }
+
+  private isTransient(error: unknown): boolean {
+    try {
+      return (this.options.isTransient ?? isTransientError)(error) === true;
+    } catch (e) {
+      this.problem('isTransient', e);
+      return false;
+    }
+  }
+
+  private report(event: GuardEvent): void {
+    const callback = this.options.onDecision;
+    if (!callback) return;
+    try {
+      const r = callback(event) as unknown;
+      if (r && typeof (r as Promise<void>).then === 'function') {
+        (r as Promise<void>).then(undefined, (e: unknown) => this.problem('onDecision (async)', e));
+      }
+    } catch (e) {
+      this.problem('onDecision', e);
+    }
+  }
+
+  private problem(where: string, e: unknown): void {
+    try {
+      diag.error(`loopwatch: ${where} failed and was contained: ${e instanceof Error ? e.message : String(e)}`);
+    } catch {
+      // a throwing diag logger must not break the agent either
+    }
+  }
+}
+
+/** The error as the engine classifies it: type and message, read defensively. */
+function rawError(error: unknown): RawError {
+  try {
+    if (typeof error === 'object' && error !== null) {
+      const { name, message } = error as { name?: unknown; message?: unknown };
+      return {
+        ...(typeof name === 'string' && name.length > 0 ? { type: name } : {}),
+        ...(typeof message === 'string' ? { message } : {}),
+      };
+    }
+    return { message: String(error) };
+  } catch {
+    return {};
+  }
+}
