@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import { writeFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { defaultAdapters } from '../conventions/index.js';
 import { ConfigError, type LoopwatchConfig } from '../detector/config.js';
@@ -6,6 +7,7 @@ import { LoopEngine } from '../detector/engine.js';
 import { ConfigFileError, loadConfigFile } from './config-file.js';
 import { expandInputs, InputError } from './input.js';
 import { detectionJsonLine, formatProgress, formatSummary, formatTrace } from './output.js';
+import { renderReport, ReportCollector } from './report/index.js';
 import { scanInputs, type ScanStats } from './scan.js';
 import pkg from '../../package.json' with { type: 'json' };
 
@@ -29,6 +31,7 @@ const PROGRESS_EVERY_MS = 2_000;
 interface ScanFlags {
   json?: boolean;
   config?: string;
+  report?: string;
   failOn: 'warning' | 'critical';
 }
 
@@ -51,6 +54,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .argument('<paths...>', 'files or folders of OTLP/JSON (one object per file, or JSON Lines); - reads stdin')
     .option('--json', 'one JSON object per detection per line, with the LoopDetection fields')
     .option('--config <file>', 'loopwatch configuration (YAML or JSON): thresholds, tools, roles')
+    .option('--report <file>', 'also write a self-contained HTML report (charts, worst traces; no arguments or results)')
     .addOption(new Option('--fail-on <level>', 'lowest level that makes the exit code 1').choices(['warning', 'critical']).default('warning'))
     .action(async (paths: string[], flags: ScanFlags) => {
       exitCode = await runScan(paths, flags, io, write);
@@ -114,11 +118,13 @@ async function runScan(paths: string[], flags: ScanFlags, io: CliIo, write: (s: 
   const errors: InputError[] = [];
   let failing = 0;
 
+  const report = flags.report !== undefined ? new ReportCollector() : undefined;
   const stats: ScanStats = await scanInputs(files, {
     engine,
     adapters: defaultAdapters,
     stdin: io.stdin,
     onTrace: (trace) => {
+      report?.add(trace);
       for (const d of trace.detections) if (flags.failOn === 'warning' || d.level === 'critical') failing++;
       if (trace.detections.length === 0) return;
       if (flags.json) for (const d of trace.detections) write(io.stdout, detectionJsonLine(d));
@@ -140,6 +146,16 @@ async function runScan(paths: string[], flags: ScanFlags, io: CliIo, write: (s: 
   if (progressShown && io.interactive) io.stderr.write('\n');
   if (flags.json) write(io.stderr, formatSummary(stats));
   else write(io.stdout, formatSummary(stats));
+  if (report && flags.report) {
+    const html = renderReport(report.result(), { version: pkg.version, inputs: paths, files: stats.files, spans: stats.spans });
+    try {
+      await writeFile(flags.report, html);
+    } catch (e) {
+      write(io.stderr, `loopwatch: cannot write the report to ${flags.report}: ${(e as Error).message}`);
+      return EXIT_USAGE;
+    }
+    write(io.stderr, `loopwatch: report written to ${flags.report}`);
+  }
   if (errors.length > 0) {
     write(io.stderr, `loopwatch: ${errors.length} input error${errors.length === 1 ? '' : 's'}; results above cover the readable input only`);
     return EXIT_USAGE;

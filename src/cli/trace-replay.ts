@@ -34,11 +34,26 @@ class PendingTrace {
   constructor(readonly traceId: string) {}
 }
 
+/** One tool call of a finished trace: name, order, timing and outcome, never arguments or results. */
+export interface ReplayedCall {
+  readonly toolName: string;
+  /** 1-based, by start time (as `LoopDetection.callIndex`). */
+  readonly callIndex: number;
+  /** Epoch milliseconds. */
+  readonly startTime: number;
+  readonly endTime: number;
+  readonly ok: boolean;
+}
+
 /** A finished trace and what the engine found in it. */
 export interface ReplayedTrace {
   readonly traceId: string;
   readonly toolCalls: number;
   readonly detections: readonly LoopDetection[];
+  /** When each detection happened: the end (epoch ms) of the call that completed it, in `detections` order. */
+  readonly detectionTimes: readonly number[];
+  /** The trace's tool calls by start time. */
+  readonly calls: readonly ReplayedCall[];
   readonly promptName: string | undefined;
   /** Start of the first tool call (epoch ms); NaN without tool calls. */
   readonly startTime: number;
@@ -147,12 +162,15 @@ export class TraceReplayer {
     this.traces++;
     const calls = trace.calls;
     const detections: LoopDetection[] = [];
+    const detectionTimes: number[] = [];
+    let replayed: ReplayedCall[] = [];
     if (calls.length > 0) {
       // Timestamps order calls only to the millisecond: SDKs take the start from Date.now() and
       // the end as start + exact duration. Steps are ordered by start, ties (several instant calls
       // in one millisecond) by arrival; calls inside one parallel batch by end, as they finished.
       const byStart = [...calls].sort((a, b) => a.start - b.start || a.seq - b.seq);
       const index = new Map(byStart.map((c, i) => [c, i + 1]));
+      replayed = byStart.map((c, i) => ({ toolName: c.call.toolName, callIndex: i + 1, startTime: c.start, endTime: c.end, ok: c.call.outcome.ok }));
       const { batchOf, lastOfBatch } = assignBatches(byStart);
       const detector = this.options.engine.createTrace(trace.traceId);
       const stepRank = new Map<string, number>();
@@ -172,7 +190,10 @@ export class TraceReplayer {
           ...(prompt !== undefined ? { promptName: prompt } : {}),
           ...(agent !== undefined ? { agentName: agent } : {}),
         };
-        detections.push(...detector.record(call, lastOfBatch.has(c)));
+        for (const d of detector.record(call, lastOfBatch.has(c))) {
+          detections.push(d);
+          detectionTimes.push(c.end);
+        }
       }
     }
     const first = calls.length > 0 ? Math.min(...calls.map((c) => c.start)) : Number.NaN;
@@ -180,6 +201,8 @@ export class TraceReplayer {
       traceId: trace.traceId,
       toolCalls: calls.length,
       detections,
+      detectionTimes,
+      calls: replayed,
       promptName: trace.lastPrompt,
       startTime: first,
     });

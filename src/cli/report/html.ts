@@ -1,0 +1,150 @@
+/**
+ * The self-contained HTML report of a scan: inline CSS and SVG only, and a Content-Security-Policy
+ * that forbids scripts and every network fetch, so it can be mailed, attached to a ticket or
+ * opened offline. Tool arguments and results never reach it: only names, counts, times and the
+ * detection messages (which are built from names and counts).
+ */
+import type { LoopKind, LoopLevel } from '../../detector/types.js';
+import { NO_TEMPLATE, type ReportData, type TimedDetection, type WorstTrace } from './collect.js';
+import { REPORT_CSS } from './style.js';
+import { callStrip, colorsFor, escapeHtml, LEVEL_COLORS, legend, OTHER_COLOR, stackedBars, type StackSeries } from './svg.js';
+import { bucketIndex, bucketsFor, durationLabel, utc, type Buckets } from './time.js';
+
+export interface ReportMeta {
+  readonly version: string;
+  /** Inputs as given on the command line. */
+  readonly inputs: readonly string[];
+  readonly files: number;
+  readonly spans: number;
+}
+
+/** Charts show at most this many series; the rest are summed as "other". */
+const MAX_SERIES = 8;
+const OTHER = 'other';
+
+const n = (x: number): string => x.toLocaleString('en-US');
+const per100 = (loops: number, calls: number): string => (calls > 0 ? ((100 * loops) / calls).toFixed(1) : '—');
+
+type Dimension = (d: TimedDetection) => string;
+
+/** Series by total, largest first, the tail folded into "other"; values per bucket. */
+function seriesOf(detections: readonly TimedDetection[], buckets: Buckets, key: Dimension): { series: StackSeries[]; totals: Map<string, number> } {
+  const totals = new Map<string, number>();
+  for (const d of detections) totals.set(key(d), (totals.get(key(d)) ?? 0) + 1);
+  const ranked = [...totals].sort(([a, x], [b, y]) => y - x || a.localeCompare(b)).map(([name]) => name);
+  const shown = ranked.length > MAX_SERIES ? ranked.slice(0, MAX_SERIES - 1) : ranked;
+  const colors = colorsFor(shown);
+  const names = ranked.length > shown.length ? [...shown, OTHER] : shown;
+  const values = new Map(names.map((name) => [name, buckets.starts.map(() => 0)]));
+  for (const d of detections) {
+    const name = shown.includes(key(d)) ? key(d) : OTHER;
+    const row = values.get(name);
+    const i = bucketIndex(buckets, d.time);
+    if (row && i >= 0 && i < row.length) row[i] = (row[i] ?? 0) + 1;
+  }
+  const folded = new Map(names.map((name) => [name, name === OTHER ? ranked.slice(shown.length).reduce((s, k) => s + (totals.get(k) ?? 0), 0) : (totals.get(name) ?? 0)]));
+  return {
+    series: names.map((name) => ({ name, color: colors.get(name) ?? OTHER_COLOR, values: values.get(name) ?? [] })),
+    totals: folded,
+  };
+}
+
+function chartSection(id: string, title: string, explain: string, data: ReportData, buckets: Buckets, key: Dimension): string {
+  const { series, totals } = seriesOf(data.detections, buckets, key);
+  return `<section class="card">
+<h2>${escapeHtml(title)}</h2>
+<p class="explain">${escapeHtml(explain)} One bar per ${escapeHtml(durationLabel(buckets.size))} (UTC).</p>
+${stackedBars({ id, label: title, buckets, series })}
+${legend(series.map((s) => ({ name: s.name, color: s.color, total: totals.get(s.name) ?? 0 })))}
+</section>`;
+}
+
+function kpis(data: ReportData): string {
+  const criticals = data.detections.filter((d) => d.detection.level === 'critical').length;
+  const tile = (label: string, value: string, cls: string, hint: string): string =>
+    `<div class="kpi ${cls}"><div class="value">${escapeHtml(value)}</div><div class="label">${escapeHtml(label)}</div><div class="hint">${escapeHtml(hint)}</div></div>`;
+  return `<section class="kpis">
+${tile('loop detections', n(data.detections.length), data.detections.length > 0 ? 'watch' : 'ok', 'a loop counts at its warning and again if it turns critical')}
+${tile('critical stops', n(criticals), criticals > 0 ? 'bad' : 'ok', 'runs that were, or should have been, stopped')}
+${tile('traces with loops', `${n(data.tracesWithLoops)} of ${n(data.traces)}`, data.tracesWithLoops > 0 ? 'watch' : 'ok', 'agent runs with at least one detection')}
+${tile('loops per 100 tool calls', per100(data.detections.length, data.toolCalls), 'neutral', `${n(data.toolCalls)} tool calls scanned`)}
+</section>`;
+}
+
+function templatesTable(data: ReportData): string {
+  const rows = [...data.templates]
+    .sort(([a, x], [b, y]) => y.detections - x.detections || y.toolCalls - x.toolCalls || a.localeCompare(b))
+    .map(
+      ([name, t]) =>
+        `<tr data-template="${escapeHtml(name)}"><th scope="row">${escapeHtml(name)}</th><td>${n(t.traces)}</td><td>${n(t.tracesWithLoops)}</td><td>${n(t.toolCalls)}</td><td>${n(t.detections)}</td><td>${per100(t.detections, t.toolCalls)}</td><td class="${t.criticals > 0 ? 'bad' : ''}">${n(t.criticals)}</td></tr>`,
+    );
+  return `<section class="card">
+<h2>Prompt templates</h2>
+<p class="explain">Per prompt template (gen_ai.prompt.name; "unknown" when a run has none), as on the Grafana overview dashboard.</p>
+<table class="templates"><thead><tr><th>Prompt template</th><th>Traces</th><th>With loops</th><th>Tool calls</th><th>Loop detections</th><th>Per 100 calls</th><th>Critical stops</th></tr></thead>
+<tbody>${rows.join('\n')}</tbody></table>
+</section>`;
+}
+
+const offset = (t: number, start: number): string => `+${((t - start) / 1000).toFixed(1)} s`;
+
+function traceArticle(trace: WorstTrace, rank: number, toolColors: ReadonlyMap<string, string>): string {
+  const tools = [...new Set(trace.calls.map((c) => c.toolName))];
+  const failed = trace.calls.filter((c) => !c.ok).length;
+  const rows = trace.detections.map(({ time, detection: d }) => {
+    const level: LoopLevel = d.level;
+    const kind: LoopKind = d.kind;
+    return `<tr class="${level}"><td>${d.callIndex}</td><td>${escapeHtml(offset(time, trace.startTime))}</td><td><span class="pill" style="background:${LEVEL_COLORS[level]}">${level}</span></td><td>${escapeHtml(kind)}</td><td>${escapeHtml(d.toolName)}</td><td>${d.count}×</td><td class="msg">${escapeHtml(d.message)}</td></tr>`;
+  });
+  return `<article class="card trace" data-trace="${escapeHtml(trace.traceId)}" data-rank="${rank}">
+<h3>#${rank} <code>${escapeHtml(trace.traceId)}</code> <span class="tag">${escapeHtml(trace.prompt)}</span></h3>
+<p class="explain">Started ${escapeHtml(utc(trace.startTime))} · ${n(trace.calls.length)} tool calls${failed > 0 ? ` (${failed} failed)` : ''} · ${trace.detections.length} detection${trace.detections.length === 1 ? '' : 's'}, ${trace.criticals} critical</p>
+${callStrip(trace, toolColors)}
+<ul class="legend small">${tools.map((t) => `<li><span class="swatch" style="background:${toolColors.get(t) ?? OTHER_COLOR}"></span>${escapeHtml(t)}</li>`).join('')}<li><span class="swatch failed"></span>failed call</li><li><span class="tri" style="border-top-color:${LEVEL_COLORS.warning}"></span>warning</li><li><span class="tri" style="border-top-color:${LEVEL_COLORS.critical}"></span>critical</li></ul>
+<table class="detections"><thead><tr><th>Call</th><th>At</th><th>Level</th><th>Kind</th><th>Tool</th><th>Count</th><th>What happened</th></tr></thead><tbody>${rows.join('')}</tbody></table>
+</article>`;
+}
+
+export function renderReport(data: ReportData, meta: ReportMeta): string {
+  const hasTime = Number.isFinite(data.from) && Number.isFinite(data.to);
+  const buckets = bucketsFor(hasTime ? data.from : 0, hasTime ? data.to : 0);
+  // Tools keep one colour across the page: ranked as in the "by tool" chart, then the others.
+  const byTool = new Map<string, number>();
+  for (const d of data.detections) byTool.set(d.detection.toolName, (byTool.get(d.detection.toolName) ?? 0) + 1);
+  const ranked = [...byTool].sort(([a, x], [b, y]) => y - x || a.localeCompare(b)).map(([t]) => t);
+  const quiet = [...new Set(data.worst.flatMap((t) => t.calls.map((c) => c.toolName)))].filter((t) => !byTool.has(t)).sort();
+  const toolColors = colorsFor([...ranked, ...quiet]);
+  const worst = data.worst.map((t, i) => traceArticle(t, i + 1, toolColors)).join('\n');
+  const body =
+    data.detections.length === 0
+      ? `<section class="card"><h2>No loops found</h2><p class="explain">None of the ${n(data.traces)} traces (${n(data.toolCalls)} tool calls) shows a tool-call loop.</p></section>`
+      : [
+          chartSection('by-template', 'Loop detections over time by prompt template', 'Which prompt template loops, and when.', data, buckets, (d) => d.detection.promptName ?? NO_TEMPLATE),
+          templatesTable(data),
+          chartSection('by-tool', 'Loop detections over time by tool', 'Which tools the agents loop on.', data, buckets, (d) => d.detection.toolName),
+          chartSection('by-kind', 'Loop detections over time by kind', 'repeat: same call, same outcome; no_progress: rephrased calls, same result; cycle: steps undoing each other; error_pattern: the same failure again; unknown_tool: a tool that does not exist.', data, buckets, (d) => d.detection.kind),
+          `<section><h2 class="section">Worst traces</h2><p class="explain">The ${data.worst.length} traces with the most critical stops, then detections. Each cell is one tool call in order; a triangle marks the call that completed loop evidence. Arguments and results are never shown.</p>\n${worst}</section>`,
+        ].join('\n');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>loopwatch scan report</title>
+<style>${REPORT_CSS}</style>
+</head>
+<body>
+<header>
+<h1>loopwatch scan report</h1>
+<p class="sub">${n(data.traces)} traces, ${n(data.toolCalls)} tool calls, ${n(meta.spans)} spans in ${n(meta.files)} file${meta.files === 1 ? '' : 's'} · ${hasTime ? `${escapeHtml(utc(data.from))} to ${escapeHtml(utc(data.to))}` : 'no tool calls'}</p>
+</header>
+<main>
+${kpis(data)}
+${body}
+</main>
+<footer>loopwatch ${escapeHtml(meta.version)} · scanned ${meta.inputs.map((i) => `<code>${escapeHtml(i)}</code>`).join(', ')} · times in UTC · no tool arguments or results are included in this report</footer>
+</body>
+</html>
+`;
+}
