@@ -1,6 +1,7 @@
 export { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from './processor.js';
 export { ToolLoopError } from './errors.js';
-export { LOOP_EVENT_NAME, loopEventAttributes } from './otel/event-attributes.js';
+export { LOOP_EVENT_NAME, ATTR_LOOP_ARGUMENTS_PREVIEW, loopEventAttributes } from './otel/event-attributes.js';
+export type { ArgumentPreviewOptions } from './otel/argument-preview.js';
 export type { ReadableToolSpan, WritableToolSpan } from './otel/span-types.js';
 
 export { LoopEngine } from './detector/engine.js';

@@ -5,14 +5,15 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   GEN_AI_OPERATION_EXECUTE_TOOL,
 } from './conventions/attributes.js';
-import { defaultAdapters, findToolAdapter, readAgentName, readPromptName } from './conventions/index.js';
+import { defaultAdapters, findToolAdapter, gateOf, readAgentName, readPromptName, type SpanGate } from './conventions/index.js';
 import type { ConventionAdapter, SpanView } from './conventions/types.js';
 import { resolveConfig, type LoopwatchConfig } from './detector/config.js';
 import { LoopEngine } from './detector/engine.js';
-import { buildToolCall } from './detector/tool-call.js';
+import { buildToolCall, type RawToolCall } from './detector/tool-call.js';
 import type { LoopDetection } from './detector/types.js';
 import { ToolLoopError } from './errors.js';
 import { ATTR_LOOP_ACTION, takeGuardMark } from './guard/span-mark.js';
+import { argumentPreview, resolvePreview, type ArgumentPreviewOptions, type ResolvedPreview } from './otel/argument-preview.js';
 import { LOOP_EVENT_NAME, loopEventAttributes } from './otel/event-attributes.js';
 import {
   hrTimeToMs,
@@ -22,6 +23,7 @@ import {
   type SpanProcessorLike,
   type WritableToolSpan,
 } from './otel/span-types.js';
+import { SmallMap } from './state/small-map.js';
 import { TraceState, type AnnotatableSpan, type OpenToolCall } from './state/trace-state.js';
 import { TraceStore } from './state/trace-store.js';
 
@@ -38,9 +40,21 @@ export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
   readonly maxTraces?: number;
   /** A trace with no tool activity for this long is dropped (default 30 minutes). */
   readonly traceIdleMs?: number;
+  /**
+   * Off by default. On, `loop.detected` events (`loop.arguments.preview`) and detections
+   * (`argumentsPreview`) carry a short preview of the looping call's arguments, with members
+   * named like credentials and credential-shaped text redacted, cut at `maxLength` (default 120).
+   * Redaction is best effort (see `ArgumentPreviewOptions`).
+   */
+  readonly argumentPreview?: boolean | ArgumentPreviewOptions;
 }
 
-const PROCESSOR_KEYS = new Set(['onLoop', 'promptName', 'conventions', 'normalizeToolSpans', 'maxTraces', 'traceIdleMs']);
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** "Every adapter": when there is no gate. */
+const ALL = -1;
+
+const PROCESSOR_KEYS = new Set(['onLoop', 'promptName', 'conventions', 'normalizeToolSpans', 'maxTraces', 'traceIdleMs', 'argumentPreview']);
 
 /**
  * Finds tool-call loops in the spans an agent already emits and stops them.
@@ -55,9 +69,39 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   readonly engine: LoopEngine;
   private readonly traces: TraceStore<TraceState>;
   private readonly adapters: readonly ConventionAdapter[];
+  /** Skips spans no adapter can claim or name; undefined when an adapter must see every span. */
+  private readonly gate: SpanGate | undefined;
+  /**
+   * The gate's answer for the span in `onEnding`, kept for its `onEnd`, which the SDK calls right
+   * after (from the same `span.end()`): one pass over the attributes instead of two. A processor
+   * that adds prompt or agent keys between the two (in a later `onEnding`, or an earlier `onEnd`)
+   * to a span that had none is not seen; instrumentations that rewrite their own spans at end
+   * (Traceloop) already carry keys the gate knows.
+   */
+  private endingSpan: object | undefined;
+  private endingMask = 0;
   private readonly onLoop: LoopDetectionSpanProcessorOptions['onLoop'];
   private readonly promptResolver: LoopDetectionSpanProcessorOptions['promptName'];
   private readonly normalize: boolean;
+  private readonly preview: ResolvedPreview | undefined;
+  /** Content that could not be fingerprinted: always worth a warning. */
+  private readonly reportProblem = (message: string): void => say('warn', message);
+  /**
+   * Content fingerprinted on less than all of it (caps, cycles, not JSON): a warning the first
+   * time for each tool and kind, then debug, so that a tool whose output is never JSON does not
+   * flood the log.
+   */
+  private readonly reportNote = (message: string, note: number): void => {
+    const key = `${note}:${message}`;
+    if (this.noted.has(key)) {
+      say('debug', message);
+      return;
+    }
+    if (this.noted.size >= 1024) this.noted.clear();
+    this.noted.add(key);
+    say('warn', message);
+  };
+  private readonly noted = new Set<string>();
   /** The SDK calls `onEnding`; until it does, `onEnd` evaluates tool spans itself. */
   private endingSupported = false;
   private isShutdown = false;
@@ -67,9 +111,11 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     for (const [k, v] of Object.entries(options)) if (!PROCESSOR_KEYS.has(k) && v !== undefined) config[k] = v;
     this.engine = new LoopEngine(resolveConfig(config as LoopwatchConfig));
     this.adapters = options.conventions ?? defaultAdapters;
+    this.gate = gateOf(this.adapters);
     this.onLoop = options.onLoop;
     this.promptResolver = options.promptName;
     this.normalize = options.normalizeToolSpans ?? true;
+    this.preview = resolvePreview(options.argumentPreview);
     this.traces = new TraceStore({ maxTraces: options.maxTraces ?? 10_000, idleMs: options.traceIdleMs ?? 30 * 60_000 });
   }
 
@@ -87,7 +133,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     try {
       const traceId = traceIdOf(target);
       if (traceId === undefined) {
-        diag.warn('loopwatch: abortSignal() found no active trace; call it inside the agent span or pass a span, context or trace id');
+        say('warn', 'abortSignal() found no active trace; call it inside the agent span or pass a span, context or trace id');
         return new AbortController().signal;
       }
       const state = this.traces.getOrCreate(traceId, () => new TraceState());
@@ -105,7 +151,15 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   onStart(span: WritableToolSpan, parentContext: Context): void {
     if (this.isShutdown) return;
     try {
-      this.start(span, parentContext);
+      const mask = this.gate === undefined ? ALL : this.gate.test(span);
+      if (mask === 0) {
+        // The common case: neither a tool call nor named. At most its parent now has a child to
+        // pass names on to; that costs a lookup, and only in traces loopwatch tracks.
+        const state = this.traces.peek(span.spanContext().traceId);
+        if (state !== undefined) this.passOn(state, span, parentContext);
+        return;
+      }
+      this.start(span, parentContext, this.candidates(mask));
     } catch (e) {
       this.problem('onStart', e);
     }
@@ -115,9 +169,21 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     this.endingSupported = true;
     if (this.isShutdown) return;
     try {
-      const state = this.traces.peek(span.spanContext().traceId);
-      if (state) this.evaluate(span, state, span);
-      else if (findToolAdapter(this.adapters, span)) this.evaluate(span, this.stateFor(span), span);
+      const mask = this.gate === undefined ? ALL : this.gate.test(span);
+      this.endingSpan = span;
+      this.endingMask = mask;
+      const { traceId, spanId } = span.spanContext();
+      const state = this.traces.peek(traceId);
+      const open = state?.open?.get(spanId);
+      if (state !== undefined && open !== undefined) {
+        state.forgetCall(spanId);
+        this.evaluate(span, state, span, open, this.candidates(mask));
+        return;
+      }
+      if (mask === 0) return;
+      // Some instrumentations (the Mastra bridge) only mark a span as a tool call at its end.
+      const candidates = this.candidates(mask);
+      if (findToolAdapter(this.adapters, span, candidates)) this.evaluate(span, state ?? this.stateFor(span), span, undefined, candidates);
     } catch (e) {
       this.problem('onEnding', e);
     }
@@ -142,41 +208,59 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     return Promise.resolve();
   }
 
+  /** The adapters worth asking about a span, from the gate's answer. */
+  private candidates(mask: number): readonly ConventionAdapter[] {
+    return mask === ALL || this.gate === undefined ? this.adapters : this.gate.adaptersOf(mask);
+  }
+
   private stateFor(span: ReadableToolSpan): TraceState {
     return this.traces.getOrCreate(span.spanContext().traceId, () => new TraceState());
   }
 
-  private start(span: WritableToolSpan, parentContext: Context): void {
-    const adapters = this.adapters;
-    const tool = findToolAdapter(adapters, span);
-    const prompt = readPromptName(adapters, span);
-    const agent = readAgentName(adapters, span);
+  /** The parent of `span` has a child now: if it passes names on, it is recorded (see `TraceState`). */
+  private passOn(state: TraceState, span: ReadableToolSpan, parentContext: Context): void {
+    const parentId = parentIdOf(span);
+    if (parentId === undefined || state.knows(parentId)) return;
+    const parent = parentContext !== undefined ? trace.getSpan(parentContext) : undefined;
+    const grandparentId = parent !== undefined && parent.spanContext().spanId === parentId ? parentIdOf(parent as unknown as ReadableToolSpan) : undefined;
+    state.passOn(parentId, grandparentId);
+  }
+
+  /** A span the gate let through: a tool span, or one with names of its own (or both). */
+  private start(span: WritableToolSpan, parentContext: Context, candidates: readonly ConventionAdapter[]): void {
+    const tool = findToolAdapter(this.adapters, span, candidates);
+    const prompt = readPromptName(candidates, span);
+    const agent = readAgentName(candidates, span);
     const { traceId, spanId } = span.spanContext();
     let state = this.traces.peek(traceId);
     if (!state) {
-      // The common case for ordinary spans: nothing to remember, a few property reads spent.
       if (!tool && prompt === undefined && agent === undefined) return;
       state = this.traces.getOrCreate(traceId, () => new TraceState());
     }
+    this.passOn(state, span, parentContext);
     const parentId = parentIdOf(span);
-    const inheritedPrompt = parentId !== undefined ? state.prompts?.get(parentId) : undefined;
-    const inheritedAgent = parentId !== undefined ? state.agents?.get(parentId) : undefined;
-    if (prompt !== undefined || inheritedPrompt !== undefined) state.rememberName('prompt', spanId, prompt ?? inheritedPrompt ?? '');
-    if (agent !== undefined || inheritedAgent !== undefined) state.rememberName('agent', spanId, agent ?? inheritedAgent ?? '');
+    const inherited = state.namesOf(parentId);
+    const promptNow = prompt ?? inherited?.prompt;
+    const agentNow = agent ?? inherited?.agent;
+    if (promptNow !== undefined || agentNow !== undefined) {
+      const names = prompt === undefined && agent === undefined && inherited !== undefined ? inherited : { prompt: promptNow, agent: agentNow };
+      state.record(spanId, names);
+      state.notice(names);
+    }
     if (!tool) return;
 
     this.traces.get(traceId);
-    const parentSpan = trace.getSpan(parentContext);
-    const open: OpenToolCall = {
+    const parentSpan = parentContext !== undefined ? trace.getSpan(parentContext) : undefined;
+    (state.open ??= new SmallMap()).set(spanId, {
       adapter: tool,
       callIndex: ++state.nextCallIndex,
       batch: state.joinBatch(parentId),
       parentId,
       parent: parentSpan && parentSpan.spanContext().spanId === parentId ? (parentSpan as unknown as AnnotatableSpan) : undefined,
-    };
-    state.open.set(spanId, open);
+      inherited,
+    });
     // Set now so that it is exported even on SDKs without onEnding.
-    const promptName = prompt ?? this.resolvePrompt(span) ?? inheritedPrompt ?? state.lastPrompt;
+    const promptName = prompt ?? this.resolvePrompt(span) ?? inherited?.prompt ?? state.lastPrompt;
     if (promptName !== undefined && span.attributes[ATTR_GEN_AI_PROMPT_NAME] === undefined) {
       span.setAttribute(ATTR_GEN_AI_PROMPT_NAME, promptName);
     }
@@ -186,53 +270,74 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     const { traceId, spanId } = span.spanContext();
     const state = this.traces.peek(traceId);
     if (!state) return;
-    let isTool = state.open.has(spanId);
+    const mask = span === this.endingSpan ? this.endingMask : this.gate === undefined ? ALL : this.gate.test(span);
+    this.endingSpan = undefined;
+    const candidates = this.candidates(mask);
+    let isTool = false;
     if (!this.endingSupported) {
       // SDK without onEnding (< 2.3): the span is read-only now. Detect anyway, write the event on
       // the still-open parent span, and still call onLoop and abort.
-      isTool = this.evaluate(span, state, undefined) || isTool;
+      const open = state.open?.get(spanId);
+      if (open !== undefined) state.forgetCall(spanId);
+      if (open !== undefined || mask !== 0) isTool = this.evaluate(span, state, undefined, open, candidates);
     }
-    const latePrompt = readPromptName(this.adapters, span);
-    if (latePrompt !== undefined) state.lastPrompt = latePrompt;
-    const lateAgent = readAgentName(this.adapters, span);
-    if (lateAgent !== undefined) state.lastAgent = lateAgent;
+    if (mask !== 0) {
+      const latePrompt = readPromptName(candidates, span);
+      if (latePrompt !== undefined) state.lastPrompt = latePrompt;
+      const lateAgent = readAgentName(candidates, span);
+      if (lateAgent !== undefined) state.lastAgent = lateAgent;
+    }
     state.forgetSpan(spanId);
     // A tool span that is its own local root (a tool server receiving remote calls) keeps the
     // trace: the next call of the same agent run arrives as another root.
-    if (isLocalRoot(span) && !isTool && !findToolAdapter(this.adapters, span)) this.traces.delete(traceId);
+    if (isLocalRoot(span) && !isTool && !(mask !== 0 && findToolAdapter(this.adapters, span, candidates))) this.traces.delete(traceId);
   }
 
-  /** Runs the engine on a tool span that is ending; returns whether it was a tool span. */
-  private evaluate(span: ReadableToolSpan, state: TraceState, writable: WritableToolSpan | undefined): boolean {
+  /**
+   * Runs the engine on a tool span that is ending; returns whether it was a tool span. `open` is
+   * its record from `onStart`; without one, the span is evaluated if an adapter claims it now.
+   */
+  private evaluate(
+    span: ReadableToolSpan,
+    state: TraceState,
+    writable: WritableToolSpan | undefined,
+    started: OpenToolCall | undefined,
+    candidates: readonly ConventionAdapter[],
+  ): boolean {
     const { traceId, spanId } = span.spanContext();
-    let open = state.open.get(spanId);
+    let open = started;
     let batchComplete = true;
     if (open) {
-      state.open.delete(spanId);
       batchComplete = state.leaveBatch(open.parentId, open.batch);
     } else {
       // Some instrumentations (the Mastra bridge) only mark a span as a tool call at its end.
-      const adapter = findToolAdapter(this.adapters, span);
+      const adapter = findToolAdapter(this.adapters, span, candidates);
       if (!adapter) return false;
-      open = { adapter, callIndex: ++state.nextCallIndex, batch: `solo:${spanId}`, parentId: parentIdOf(span), parent: undefined };
+      open = {
+        adapter,
+        callIndex: ++state.nextCallIndex,
+        batch: `solo:${spanId}`,
+        parentId: parentIdOf(span),
+        parent: undefined,
+        inherited: undefined,
+      };
     }
     this.traces.get(traceId);
     const fields = open.adapter.readToolCall(span);
     if (!fields) return true;
 
-    const parentId = open.parentId;
     // Some instrumentations (Langfuse, the Mastra bridge) name a span after it started: the parent,
     // still open, is read again now.
     const parentNow = readableParent(open.parent);
     const promptName =
-      readPromptName(this.adapters, span) ??
+      readPromptName(candidates, span) ??
       this.resolvePrompt(span) ??
-      (parentId !== undefined ? state.prompts?.get(parentId) : undefined) ??
+      open.inherited?.prompt ??
       (parentNow ? readPromptName(this.adapters, parentNow) : undefined) ??
       state.lastPrompt;
     const agentName =
-      readAgentName(this.adapters, span) ??
-      (parentId !== undefined ? state.agents?.get(parentId) : undefined) ??
+      readAgentName(candidates, span) ??
+      open.inherited?.agent ??
       (parentNow ? readAgentName(this.adapters, parentNow) : undefined) ??
       state.lastAgent;
     if (writable) this.annotateToolSpan(writable, fields.toolName, promptName);
@@ -256,25 +361,25 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       return true;
     }
 
-    const call = buildToolCall(
-      this.engine,
-      {
-        toolName: fields.toolName,
-        ...(fields.arguments !== undefined ? { arguments: fields.arguments } : {}),
-        ...(fields.result !== undefined ? { result: fields.result } : {}),
-        ...(fields.error ? { error: fields.error } : {}),
-        startTime: hrTimeToMs(span.startTime),
-        endTime: hrTimeToMs(span.endTime),
-        batch: open.batch,
-        callIndex: open.callIndex,
-        spanId,
-        ...(promptName !== undefined ? { promptName } : {}),
-        ...(agentName !== undefined ? { agentName } : {}),
-      },
-      (message) => diag.warn(`loopwatch: ${message}`),
-    );
+    const raw: Writable<RawToolCall> = {
+      toolName: fields.toolName,
+      startTime: hrTimeToMs(span.startTime),
+      endTime: hrTimeToMs(span.endTime),
+      batch: open.batch,
+      callIndex: open.callIndex,
+      spanId,
+    };
+    if (fields.arguments !== undefined) raw.arguments = fields.arguments;
+    if (fields.result !== undefined) raw.result = fields.result;
+    if (fields.error) raw.error = fields.error;
+    if (promptName !== undefined) raw.promptName = promptName;
+    if (agentName !== undefined) raw.agentName = agentName;
+    const call = buildToolCall(this.engine, raw, this.reportProblem, this.reportNote);
     const detector = (state.detector ??= this.engine.createTrace(traceId));
-    for (const d of detector.record(call, batchComplete)) this.emit(d, state, open, writable, spanId);
+    const found = detector.record(call, batchComplete);
+    if (found.length === 0) return true;
+    const preview = this.preview !== undefined && fields.arguments !== undefined ? argumentPreview(fields.arguments, this.preview) : undefined;
+    for (const d of found) this.emit(preview !== undefined ? { ...d, argumentsPreview: preview } : d, state, open, writable, spanId);
     return true;
   }
 
@@ -337,11 +442,16 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   }
 
   private problem(where: string, e: unknown): void {
-    try {
-      diag.error(`loopwatch: ${where} failed and was contained: ${e instanceof Error ? e.message : String(e)}`);
-    } catch {
-      // a throwing diag logger must not break the app either
-    }
+    say('error', `${where} failed and was contained: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** A message to OpenTelemetry's diag logger; a throwing logger must not break the app (or loopwatch) either. */
+function say(level: 'error' | 'warn' | 'debug', message: string): void {
+  try {
+    diag[level](`loopwatch: ${message}`);
+  } catch {
+    // nothing left to tell it with
   }
 }
 

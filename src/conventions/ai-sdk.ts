@@ -74,4 +74,9 @@ export const aiSdkAdapter: ConventionAdapter = {
     if (span.attributes['ai.operationId'] === undefined) return undefined;
     return firstString(span, AGENT_KEYS);
   },
+
+  gate: {
+    keys: ['ai.operationId', ...PROMPT_KEYS, LANGFUSE_PROMPT_KEY, ...RUNTIME_CONTEXT_PROMPT_KEYS],
+    names: [TOOL_CALL_OPERATION],
+  },
 };

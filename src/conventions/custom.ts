@@ -1,6 +1,7 @@
 import { diag } from '@opentelemetry/api';
 import type { RawError } from '../detector/error-class.js';
 import { spanError, toolCallFields } from './attributes.js';
+import type { AdapterGate } from './gate.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 /** Attribute keys tried in order, or a function of the span. */
@@ -57,7 +58,11 @@ export function customAdapter(options: CustomAdapterOptions): ConventionAdapter 
     } catch (e) {
       if (!reported) {
         reported = true;
-        diag.error(`loopwatch: the ${what} mapping of adapter '${name}' threw and was ignored: ${e instanceof Error ? e.message : String(e)}`);
+        try {
+          diag.error(`loopwatch: the ${what} mapping of adapter '${name}' threw and was ignored: ${e instanceof Error ? e.message : String(e)}`);
+        } catch {
+          // a throwing logger changes nothing: the value counts as absent
+        }
       }
       return fallback;
     }
@@ -93,7 +98,35 @@ export function customAdapter(options: CustomAdapterOptions): ConventionAdapter 
     ...(options.promptName !== undefined ? { promptName: (span: SpanView) => readString(options.promptName, span, 'promptName') } : {}),
     ...(options.agentName !== undefined ? { agentName: (span: SpanView) => readString(options.agentName, span, 'agentName') } : {}),
   };
-  return adapter;
+  const gate = customGate(options);
+  return gate ? { ...adapter, gate } : adapter;
+}
+
+/**
+ * The gate of a mapping made of attribute keys and a span-name prefix: what `isToolSpan`,
+ * `promptName` and `agentName` can look at. Functions and regular expressions can look at
+ * anything, so a mapping with one has no gate (the adapter then sees every span).
+ */
+function customGate(options: CustomAdapterOptions): AdapterGate | undefined {
+  const keys: string[] = [];
+  const values: Record<string, readonly unknown[]> = {};
+  const namePrefixes: string[] = [];
+  const m = options.toolSpan;
+  if (typeof m === 'function') return undefined;
+  if (typeof m === 'string') keys.push(m);
+  else if ('attribute' in m) {
+    if (m.equals === undefined) keys.push(m.attribute);
+    else values[m.attribute] = Array.isArray(m.equals) ? m.equals : [m.equals];
+  } else if ('spanName' in m) {
+    if (typeof m.spanName !== 'string') return undefined;
+    namePrefixes.push(m.spanName);
+  }
+  for (const source of [options.promptName, options.agentName]) {
+    if (source === undefined) continue;
+    if (typeof source === 'function') return undefined;
+    keys.push(...(typeof source === 'string' ? [source] : source));
+  }
+  return { keys, values, namePrefixes };
 }
 
 function toRawError(v: unknown): RawError | undefined {

@@ -51,4 +51,10 @@ export const genAiAdapter: ConventionAdapter = {
 
   promptName: (span) => stringAttr(span, ATTR_GEN_AI_PROMPT_NAME),
   agentName: (span) => stringAttr(span, ATTR_GEN_AI_AGENT_NAME),
+
+  gate: {
+    keys: [ATTR_GEN_AI_PROMPT_NAME, ATTR_GEN_AI_AGENT_NAME],
+    values: { [ATTR_GEN_AI_OPERATION_NAME]: [GEN_AI_OPERATION_EXECUTE_TOOL] },
+    namePrefixes: [EXECUTE_TOOL_SPAN_PREFIX],
+  },
 };

@@ -8,6 +8,7 @@ import { traceloopAdapter } from './traceloop.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 export type { ConventionAdapter, SpanEventView, SpanView, ToolCallFields } from './types.js';
+export { gateOf, SpanGate, type AdapterGate } from './gate.js';
 export { genAiAdapter } from './gen-ai.js';
 export { aiSdkAdapter } from './ai-sdk.js';
 export { openInferenceAdapter } from './openinference.js';
@@ -39,10 +40,11 @@ export const defaultAdapters: readonly ConventionAdapter[] = [
  * The adapter that claims `span`. The processor picks it when the span starts and reads the call
  * when it ends; attributes may have changed in between (the Mastra bridge and Traceloop rewrite
  * spans, normalising processors add gen_ai keys). So the adapter returned here decides again at
- * read time, among the same list, and falls back on the one chosen at start.
+ * read time, among the same list, and falls back on the one chosen at start. `candidates`: the
+ * adapters worth asking (those whose gate the span passes), in list order.
  */
-export function findToolAdapter(adapters: readonly ConventionAdapter[], span: SpanView): ConventionAdapter | undefined {
-  for (const a of adapters) if (a.isToolSpan(span)) return lateBound(adapters, a);
+export function findToolAdapter(adapters: readonly ConventionAdapter[], span: SpanView, candidates = adapters): ConventionAdapter | undefined {
+  for (const a of candidates) if (a.isToolSpan(span)) return lateBound(adapters, a);
   return undefined;
 }
 
@@ -67,6 +69,7 @@ function lateBound(adapters: readonly ConventionAdapter[], chosen: ConventionAda
         if (now === undefined || now === chosen) return chosen.readToolCall(span);
         return now.readToolCall(span) ?? chosen.readToolCall(span);
       },
+      ...(chosen.gate ? { gate: chosen.gate } : {}),
       ...(chosen.promptName ? { promptName: (span: SpanView) => chosen.promptName?.(span) } : {}),
       ...(chosen.agentName ? { agentName: (span: SpanView) => chosen.agentName?.(span) } : {}),
     };

@@ -12,6 +12,7 @@ import {
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 const TYPE = 'langfuse.observation.type';
+const PROMPT_KEYS = ['langfuse.observation.prompt.name', 'langfuse.prompt.name'];
 
 /**
  * Langfuse SDK v4/v5 observations (`startActiveObservation(name, fn, { asType: 'tool' })`,
@@ -40,11 +41,13 @@ export const langfuseAdapter: ConventionAdapter = {
     );
   },
 
-  promptName: (span) => firstString(span, ['langfuse.observation.prompt.name', 'langfuse.prompt.name']),
+  promptName: (span) => firstString(span, PROMPT_KEYS),
 
   agentName(span: SpanView): string | undefined {
     return span.attributes[TYPE] === 'agent' && span.name.length > 0 ? span.name : undefined;
   },
+
+  gate: { keys: [TYPE, ...PROMPT_KEYS] },
 };
 
 function levelError(span: SpanView): RawError | undefined {

@@ -25,4 +25,6 @@ export const langsmithAdapter: ConventionAdapter = {
       stringAttr(span, 'gen_ai.tool.call.id'),
     );
   },
+
+  gate: { values: { 'langsmith.span.kind': ['tool'] } },
 };

@@ -3,6 +3,8 @@ import { genAiAdapter } from './gen-ai.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 const SPAN_TYPE = 'mastra.span.type';
+const PROMPT_KEYS = ['mastra.metadata.promptName', 'mastra.metadata.prompt_name'];
+const AGENT_KEYS = ['mastra.metadata.agentName', 'mastra.metadata.agent_name'];
 
 /**
  * Mastra through `@mastra/otel-bridge`: the bridge starts an OTel span with Mastra's own name and
@@ -27,6 +29,8 @@ export const mastraAdapter: ConventionAdapter = {
     return genAiAdapter.readToolCall(span);
   },
 
-  promptName: (span) => firstString(span, ['mastra.metadata.promptName', 'mastra.metadata.prompt_name']),
-  agentName: (span) => firstString(span, ['mastra.metadata.agentName', 'mastra.metadata.agent_name']),
+  promptName: (span) => firstString(span, PROMPT_KEYS),
+  agentName: (span) => firstString(span, AGENT_KEYS),
+
+  gate: { keys: [SPAN_TYPE, ...PROMPT_KEYS, ...AGENT_KEYS] },
 };

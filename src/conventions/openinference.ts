@@ -52,6 +52,9 @@ export const openInferenceAdapter: ConventionAdapter = {
     if (kind === undefined) return undefined;
     return stringAttr(span, 'agent.name') ?? (kind === 'AGENT' && span.name.length > 0 ? span.name : undefined);
   },
+
+  // Everything above needs the span kind.
+  gate: { keys: [SPAN_KIND] },
 };
 
 function parametersUnlessSchema(value: unknown): unknown {

@@ -52,4 +52,10 @@ export const traceloopAdapter: ConventionAdapter = {
   agentName(span: SpanView): string | undefined {
     return span.attributes[SPAN_KIND] === 'agent' ? stringAttr(span, ENTITY_NAME) : undefined;
   },
+
+  gate: {
+    keys: [SPAN_KIND, 'traceloop.prompt.key'],
+    // the LangChain tool spans: an entity name and this operation
+    values: { [ATTR_GEN_AI_OPERATION_NAME]: [GEN_AI_OPERATION_EXECUTE_TOOL] },
+  },
 };

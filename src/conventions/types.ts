@@ -1,4 +1,5 @@
 import type { RawError } from '../detector/error-class.js';
+import type { AdapterGate } from './gate.js';
 
 /** A span event as the adapters read it. */
 export interface SpanEventView {
@@ -44,4 +45,10 @@ export interface ConventionAdapter {
   promptName?(span: SpanView): string | undefined;
   /** Agent name carried by any span of this dialect. */
   agentName?(span: SpanView): string | undefined;
+  /**
+   * The attributes and span names this adapter looks at: a span with none of them is skipped
+   * without calling the adapter. Adapters without a gate see every span (and so does every
+   * adapter of a list that holds one without).
+   */
+  readonly gate?: AdapterGate;
 }

@@ -25,21 +25,34 @@ export interface StepInfo {
   readonly idleBefore: number;
 }
 
+/** Numbers kept per step, in `data`: signature, then the `StepInfo` fields. */
+const F_SIG = 0;
+const F_TOOL = 1;
+const F_RANK = 2;
+const F_POLLERS = 3;
+const F_IDLE = 4;
+const STRIDE = 5;
+
 /**
  * Finds periodic runs in the sequence of steps (a step is one batch of parallel calls).
  * For each period p it keeps how many trailing steps equal the step p before them: O(maxPeriod)
  * per step and no history beyond the last maxPeriod steps. A cycle is reported for the smallest
  * period that has at least two full laps; period 1 is a plain repeat and left to the call rules.
+ * The last steps are packed into one array of doubles (5 numbers a step, oldest first): one of
+ * these lives in every active trace, so no object per step.
  */
 export class CycleTracker {
-  private readonly steps: number[] = [];
-  private readonly infos: StepInfo[] = [];
-  private readonly runs: Int32Array;
+  /** The last `stored` steps, `maxPeriod` slots made at the first step (exact size, no slack). */
+  private data: number[] | undefined;
+  private stored = 0;
+  /** Per period p, how many trailing steps equal the step p before (a plain array: small, young). */
+  private readonly runs: number[];
   private n = 0;
   private found: CycleFinding | undefined;
 
   constructor(private readonly maxPeriod: number) {
-    this.runs = new Int32Array(maxPeriod + 1);
+    this.runs = [];
+    for (let p = 0; p <= maxPeriod; p++) this.runs.push(0);
   }
 
   /** Last step pushed is part of a cycle of period ≥ 2 with at least two laps. */
@@ -50,46 +63,57 @@ export class CycleTracker {
   /** An independent copy (the dispatcher guard's side-effect-free preview pushes into one). */
   clone(): CycleTracker {
     const copy = new CycleTracker(this.maxPeriod);
-    copy.steps.push(...this.steps);
-    copy.infos.push(...this.infos);
-    copy.runs.set(this.runs);
+    copy.data = this.data?.slice();
+    copy.stored = this.stored;
+    for (let p = 0; p < this.runs.length; p++) copy.runs[p] = this.runs[p] ?? 0;
     copy.n = this.n;
     copy.found = this.found;
     return copy;
   }
 
+  private at(k: number, field: number): number {
+    return this.data?.[k * STRIDE + field] ?? 0;
+  }
+
   push(step: Hash, info: StepInfo): CycleFinding | undefined {
     const P = this.maxPeriod;
+    const stored = this.stored;
     for (let p = 1; p <= P; p++) {
-      const back = this.steps.length - p;
-      this.runs[p] = back >= 0 && this.steps[back] === step ? (this.runs[p] ?? 0) + 1 : 0;
+      const back = stored - p;
+      this.runs[p] = back >= 0 && this.at(back, F_SIG) === step ? (this.runs[p] ?? 0) + 1 : 0;
     }
-    this.steps.push(step);
-    this.infos.push(info);
-    if (this.steps.length > P) {
-      this.steps.shift();
-      this.infos.shift();
+    const d = (this.data ??= newSlots(P));
+    let o = stored * STRIDE;
+    if (stored >= P) {
+      // drop the oldest step: shift the others down (P is small)
+      for (let i = STRIDE; i < P * STRIDE; i++) d[i - STRIDE] = d[i] ?? 0;
+      o = (P - 1) * STRIDE;
+    } else {
+      this.stored++;
     }
+    d[o + F_SIG] = step;
+    d[o + F_TOOL] = info.tool;
+    d[o + F_RANK] = info.evidenceRank;
+    d[o + F_POLLERS] = info.allPollers ? 1 : 0;
+    d[o + F_IDLE] = info.idleBefore;
     this.n++;
     this.found = undefined;
     for (let p = 1; p <= P; p++) {
       const run = this.runs[p] ?? 0;
       if (run < p) continue;
       if (p === 1) return undefined;
-      const last = this.steps.length;
+      const last = this.stored;
       const key = new UnorderedHash();
       let rank = Number.POSITIVE_INFINITY;
       let allPollers = true;
       let minIdle = Number.POSITIVE_INFINITY;
       const tools: number[] = [];
       for (let k = last - p; k < last; k++) {
-        key.add(this.steps[k] ?? 0);
-        const info = this.infos[k];
-        if (!info) continue;
-        rank = Math.min(rank, info.evidenceRank);
-        allPollers &&= info.allPollers;
-        minIdle = Math.min(minIdle, info.idleBefore);
-        tools.push(info.tool);
+        key.add(this.at(k, F_SIG));
+        rank = Math.min(rank, this.at(k, F_RANK));
+        allPollers &&= this.at(k, F_POLLERS) === 1;
+        minIdle = Math.min(minIdle, this.at(k, F_IDLE));
+        tools.push(this.at(k, F_TOOL));
       }
       this.found = {
         period: p,
@@ -104,4 +128,10 @@ export class CycleTracker {
     }
     return undefined;
   }
+}
+
+function newSlots(steps: number): number[] {
+  const data = new Array<number>(steps * STRIDE);
+  for (let i = 0; i < data.length; i++) data[i] = 0.5;
+  return data;
 }

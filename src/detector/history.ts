@@ -20,7 +20,7 @@ const F_BATCH = 4;
 const F_START = 5;
 const F_END = 6;
 const STRIDE = 7;
-const INITIAL_CAPACITY = 8;
+const INITIAL_CAPACITY = 4;
 
 export interface CallRecord {
   readonly tool: number;
@@ -35,41 +35,56 @@ export interface CallRecord {
 }
 
 /**
- * The last N calls of one trace, packed into one Float64Array (7 numbers a call) so that a trace
- * costs a few hundred bytes, not a few hundred objects. Grows from 8 slots to `capacity`, then
- * overwrites the oldest. Index 0 is the oldest remembered call, `size - 1` the newest.
+ * The last N calls of one trace, packed into one array of doubles (7 numbers a call) so that a
+ * trace costs a few hundred bytes, not a few hundred objects. Grows from 4 slots to `capacity`,
+ * then overwrites the oldest. Index 0 is the oldest remembered call, `size - 1` the newest.
+ *
+ * A plain array, not a Float64Array: V8 stores an array of numbers as unboxed doubles just the
+ * same, but allocates it in the young generation in a few instructions, where a typed array of
+ * this size needs an off-heap backing store (about a microsecond, on every new trace).
  */
 export class CallHistory {
-  private data = new Float64Array(INITIAL_CAPACITY * STRIDE);
-  private slots = INITIAL_CAPACITY;
+  private data: number[];
+  private slots: number;
   private head = 0; // next slot to write
   private count = 0;
 
-  constructor(private readonly capacity: number) {}
+  constructor(private readonly capacity: number) {
+    this.slots = Math.max(1, Math.min(INITIAL_CAPACITY, capacity));
+    this.data = newSlots(this.slots);
+  }
 
   get size(): number {
     return this.count;
   }
 
   push(r: CallRecord): void {
+    this.add(r.tool, r.args, r.out, r.flags, r.batch, r.start, r.end);
+  }
+
+  /** `push` without a record object (the engine's path: one call, no allocation). */
+  add(tool: number, args: Hash, out: Hash, flags: number, batch: number, start: number, end: number): void {
     if (this.count === this.slots && this.slots < this.capacity) this.grow();
     const o = this.head * STRIDE;
     const d = this.data;
-    d[o + F_TOOL] = r.tool;
-    d[o + F_ARGS] = r.args;
-    d[o + F_OUT] = r.out;
-    d[o + F_FLAGS] = r.flags;
-    d[o + F_BATCH] = r.batch;
-    d[o + F_START] = r.start;
-    d[o + F_END] = r.end;
+    d[o + F_TOOL] = tool;
+    d[o + F_ARGS] = args;
+    d[o + F_OUT] = out;
+    d[o + F_FLAGS] = flags;
+    d[o + F_BATCH] = batch;
+    d[o + F_START] = start;
+    d[o + F_END] = end;
     this.head = (this.head + 1) % this.slots;
     if (this.count < this.slots) this.count++;
   }
 
   private grow(): void {
     const slots = Math.min(this.capacity, this.slots * 2);
-    const next = new Float64Array(slots * STRIDE);
-    for (let i = 0; i < this.count; i++) next.set(this.data.subarray(this.offset(i), this.offset(i) + STRIDE), i * STRIDE);
+    const next = newSlots(slots);
+    for (let i = 0; i < this.count; i++) {
+      const from = this.offset(i);
+      for (let f = 0; f < STRIDE; f++) next[i * STRIDE + f] = this.data[from + f] ?? Number.NaN;
+    }
     this.data = next;
     this.slots = slots;
     this.head = this.count % slots;
@@ -115,10 +130,17 @@ export class CallHistory {
     return copy;
   }
 
-  /** Bytes held (for memory accounting in benchmarks). */
+  /** Bytes held by the packed calls (for memory accounting). */
   get byteLength(): number {
-    return this.data.byteLength;
+    return this.data.length * 8;
   }
+}
+
+/** Room for `slots` calls, as unboxed doubles, allocated at its exact size (no growth slack). */
+function newSlots(slots: number): number[] {
+  const data = new Array<number>(slots * STRIDE);
+  for (let i = 0; i < data.length; i++) data[i] = 0.5;
+  return data;
 }
 
 /** NaN-aware equality for optional hashes: two absent values are equal. */

@@ -9,6 +9,20 @@ export interface ToolPolicy {
   readonly thresholds: RuleThresholds;
   readonly volatileArgumentKeys: ReadonlySet<string>;
   readonly volatileResultKeys: ReadonlySet<string>;
+  /**
+   * The lowest level of any per-call rule of this tool. Every call rule counts earlier calls of
+   * the same tool, so the first call of a tool in a trace reaches 1 and no more: when this is
+   * above 1, the engine need not run the rules on it.
+   */
+  readonly minCallThreshold: number;
+}
+
+function lowestLevel(t: RuleThresholds): number {
+  let min = Number.POSITIVE_INFINITY;
+  for (const key of ['repeat', 'changingOutput', 'noProgress', 'repeatedFailure', 'errorClass', 'unknownTool'] as const) {
+    min = Math.min(min, t[key].warning, t[key].critical);
+  }
+  return min;
 }
 
 /** `getJobStatus`, `get-job-status` and `tools.get_job_status` all become `..._get_job_status`. */
@@ -65,6 +79,8 @@ export class ToolPolicies {
       toolName,
       role: effectiveRole,
       thresholds,
+      // evidence degradation only ever raises a rule's levels
+      minCallThreshold: lowestLevel(thresholds),
       volatileArgumentKeys: volatileKeySet(
         DEFAULT_VOLATILE_ARGUMENT_KEYS,
         this.config.volatileKeys.arguments,

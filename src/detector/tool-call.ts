@@ -1,4 +1,13 @@
-import { fingerprint, type Fingerprint, type FingerprintOptions } from '../fingerprint/canonical.js';
+import {
+  fingerprint,
+  NOTE_CYCLE,
+  NOTE_DEPTH,
+  NOTE_HUGE_TEXT,
+  NOTE_MALFORMED_JSON,
+  NOTE_NODES,
+  type Fingerprint,
+  type FingerprintOptions,
+} from '../fingerprint/canonical.js';
 import type { LoopEngine } from './engine.js';
 import { classifyError, type RawError } from './error-class.js';
 import type { ToolCall, ToolOutcome } from './types.js';
@@ -22,44 +31,76 @@ export interface RawToolCall {
 }
 
 /**
- * Reduces a raw call to hashes. Content that cannot be fingerprinted (a throwing getter, a
- * hostile proxy) is treated as not captured and reported through `onProblem`; it never throws.
+ * Told about content that could not be fingerprinted (a throwing getter, a hostile proxy: the
+ * value counts as not captured). Messages name the tool and the problem, never the content.
  */
-export function buildToolCall(engine: LoopEngine, raw: RawToolCall, onProblem?: (message: string) => void): ToolCall {
-  const policy = engine.policies.get(raw.toolName);
-  const safeFingerprint = (value: unknown, options: FingerprintOptions, what: string): Fingerprint | undefined => {
-    if (value === undefined) return undefined;
-    try {
-      return fingerprint(value, options);
-    } catch (e) {
-      onProblem?.(`could not fingerprint the ${what} of '${raw.toolName}': ${e instanceof Error ? e.message : String(e)}`);
-      return undefined;
-    }
-  };
-  const args = safeFingerprint(
-    raw.arguments,
-    { side: 'arguments', volatileKeys: policy.volatileArgumentKeys, now: raw.startTime },
-    'arguments',
-  );
+export type ProblemReporter = (message: string) => void;
+
+/** Told about content fingerprinted on less than all of it, or as text (`note`: a `NOTE_*` bit). */
+export type NoteReporter = (message: string, note: number) => void;
+
+const NOTE_TEXT: ReadonlyArray<readonly [number, string]> = [
+  [NOTE_DEPTH, 'are nested deeper than 96 levels; what is deeper counts as one value'],
+  [NOTE_NODES, 'hold more than 200 000 values; only the first ones count'],
+  [NOTE_CYCLE, 'refer to themselves; the cycle counts as one value'],
+  [NOTE_MALFORMED_JSON, 'look like JSON but are not valid JSON; they are fingerprinted as text'],
+  [NOTE_HUGE_TEXT, 'are text over 8 MiB; they are fingerprinted as text, not searched for JSON'],
+];
+
+function safeFingerprint(
+  value: unknown,
+  options: FingerprintOptions,
+  toolName: string,
+  what: string,
+  onProblem: ProblemReporter | undefined,
+  onNote: NoteReporter | undefined,
+): Fingerprint | undefined {
+  let fp: Fingerprint;
+  try {
+    fp = fingerprint(value, options);
+  } catch (e) {
+    onProblem?.(`could not fingerprint the ${what} of '${toolName}' (treated as not captured): ${e instanceof Error ? e.message : String(e)}`);
+    return undefined;
+  }
+  if (fp.notes !== 0 && onNote) {
+    for (const [note, text] of NOTE_TEXT) if ((fp.notes & note) !== 0) onNote(`the ${what} of '${toolName}' ${text}`, note);
+  }
+  return fp;
+}
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * Reduces a raw call to hashes. Content that cannot be fingerprinted (a throwing getter, a
+ * hostile proxy) is treated as not captured and reported through `onProblem`; content hashed on
+ * less than all of it goes to `onNote`. It never throws.
+ */
+export function buildToolCall(engine: LoopEngine, raw: RawToolCall, onProblem?: ProblemReporter, onNote?: NoteReporter): ToolCall {
+  const toolName = raw.toolName;
+  const policy = engine.policies.get(toolName);
+  const args =
+    raw.arguments === undefined
+      ? undefined
+      : safeFingerprint(raw.arguments, { side: 'arguments', volatileKeys: policy.volatileArgumentKeys, now: raw.startTime }, toolName, 'arguments', onProblem, onNote);
   let outcome: ToolOutcome;
   if (raw.error) {
     outcome = { ok: false, ...classifyError(raw.error) };
   } else {
-    const result = safeFingerprint(raw.result, { side: 'result', volatileKeys: policy.volatileResultKeys }, 'result');
-    outcome = result
-      ? { ok: true, resultHash: result.hash, informative: result.informative > 0 }
-      : { ok: true, informative: false };
+    const result =
+      raw.result === undefined ? undefined : safeFingerprint(raw.result, { side: 'result', volatileKeys: policy.volatileResultKeys }, toolName, 'result', onProblem, onNote);
+    outcome = result ? { ok: true, resultHash: result.hash, informative: result.informative > 0 } : { ok: true, informative: false };
   }
-  return {
-    toolName: raw.toolName,
-    ...(args ? { argsHash: args.hash } : {}),
+  const call: Writable<ToolCall> = {
+    toolName,
     outcome,
     startTime: raw.startTime,
     endTime: raw.endTime,
     batch: raw.batch,
     callIndex: raw.callIndex,
-    ...(raw.spanId !== undefined ? { spanId: raw.spanId } : {}),
-    ...(raw.promptName !== undefined ? { promptName: raw.promptName } : {}),
-    ...(raw.agentName !== undefined ? { agentName: raw.agentName } : {}),
   };
+  if (args) call.argsHash = args.hash;
+  if (raw.spanId !== undefined) call.spanId = raw.spanId;
+  if (raw.promptName !== undefined) call.promptName = raw.promptName;
+  if (raw.agentName !== undefined) call.agentName = raw.agentName;
+  return call;
 }

@@ -10,6 +10,8 @@ import type { Evidence, LoopDetection, LoopLevel, ToolCall, ToolOutcome } from '
 
 const EVIDENCE_BY_RANK: readonly Evidence[] = ['name', 'result', 'arguments', 'arguments+result'];
 const MAX_EMITTED = 512;
+const SEEN_TOOL = 1;
+const SEEN_ARGS = 2;
 const RECENT_BATCHES = 8;
 
 function evidenceRank(flags: number): number {
@@ -50,8 +52,8 @@ export class TraceDetector {
   private history: CallHistory;
   private cycles: CycleTracker;
   private emitted: Set<number> | undefined;
-  private readonly batchKeys: string[] = [];
-  private readonly batchIds: number[] = [];
+  /** The keys of the last `RECENT_BATCHES` batches, a ring: key of batch id `i` at `i % RECENT_BATCHES`. */
+  private batchKeys: Array<string | undefined> | undefined;
   private nextBatch = 0;
   private pending: PendingStep | undefined;
   private lastStepEnd = Number.NaN;
@@ -98,13 +100,14 @@ export class TraceDetector {
       if (call.outcome.unknownTool) flags |= UNKNOWN_TOOL;
     }
     if (engine.config.knownTools && !engine.config.knownTools.has(call.toolName)) flags |= UNKNOWN_TOOL;
+    const seen = this.seen(tool, args);
     if (call.argsHash !== undefined) {
       flags |= HAS_ARGS;
-      if (this.isNovel(tool, args)) flags |= ARGS_NOVEL;
+      if ((seen & SEEN_ARGS) === 0) flags |= ARGS_NOVEL;
     }
     if (policy.role === 'wait') flags |= WAIT;
     if (policy.role === 'exempt') flags |= EXEMPT;
-    this.history.push({ tool, args, out, flags, batch, start: call.startTime, end: call.endTime });
+    this.history.add(tool, args, out, flags, batch, call.startTime, call.endTime);
 
     const found: Finding[] = [];
     if (this.pending && this.pending.batch !== batch) this.closeStep(found);
@@ -113,8 +116,9 @@ export class TraceDetector {
       this.addToStep(batch, tool, sig, flags, policy.role === 'poller', call);
     }
     if (batchComplete) this.closeStep(found);
-    found.push(
-      ...evaluateCallRules({
+    // The first call of a tool in the trace counts 1 for every call rule: nothing to find below 2.
+    if ((seen & SEEN_TOOL) !== 0 || policy.minCallThreshold <= 1) {
+      const findings = evaluateCallRules({
         history: this.history,
         policy,
         config: engine.config,
@@ -124,8 +128,9 @@ export class TraceDetector {
         out,
         flags,
         inCycle: this.cycles.inCycle,
-      }),
-    );
+      });
+      for (const f of findings) found.push(f);
+    }
     return this.report(found, call);
   }
 
@@ -167,8 +172,7 @@ export class TraceDetector {
     const f = new TraceDetector(this.engine, this.traceId);
     f.history = this.history.clone();
     f.cycles = this.cycles.clone();
-    f.batchKeys.push(...this.batchKeys);
-    f.batchIds.push(...this.batchIds);
+    f.batchKeys = this.batchKeys?.slice();
     f.nextBatch = this.nextBatch;
     const p = this.pending;
     if (p) {
@@ -182,23 +186,25 @@ export class TraceDetector {
     return f;
   }
 
-  private isNovel(tool: Hash, args: Hash): boolean {
+  /** Whether the remembered calls include this tool (`SEEN_TOOL`), with these arguments (`SEEN_ARGS`). */
+  private seen(tool: Hash, args: Hash): number {
     const h = this.history;
-    for (let i = h.size - 1; i >= 0; i--) if (h.tool(i) === tool && sameHash(h.args(i), args)) return false;
-    return true;
+    let seen = 0;
+    for (let i = h.size - 1; i >= 0; i--) {
+      if (h.tool(i) !== tool) continue;
+      seen = SEEN_TOOL;
+      if (sameHash(h.args(i), args)) return SEEN_TOOL | SEEN_ARGS;
+    }
+    return seen;
   }
 
-  /** Batch keys are strings from the caller; the history stores small numbers. */
+  /** Batch keys are strings from the caller; the history stores small numbers (consecutive ids). */
   private batchId(key: string): number {
-    const at = this.batchKeys.lastIndexOf(key);
-    if (at >= 0) return this.batchIds[at] ?? 0;
+    const keys = (this.batchKeys ??= new Array<string | undefined>(RECENT_BATCHES).fill(undefined));
+    const oldest = Math.max(0, this.nextBatch - RECENT_BATCHES);
+    for (let id = this.nextBatch - 1; id >= oldest; id--) if (keys[id % RECENT_BATCHES] === key) return id;
     const id = this.nextBatch++;
-    this.batchKeys.push(key);
-    this.batchIds.push(id);
-    if (this.batchKeys.length > RECENT_BATCHES) {
-      this.batchKeys.shift();
-      this.batchIds.shift();
-    }
+    keys[id % RECENT_BATCHES] = key;
     return id;
   }
 

@@ -89,4 +89,9 @@ export interface LoopDetection {
   /** Tools of the cycle in order, for `kind === 'cycle'`. */
   readonly cycleTools?: readonly string[];
   readonly mode: Mode;
+  /**
+   * A short, redacted preview of the call's arguments: only from the span processor, and only
+   * with its `argumentPreview` option on (off by default).
+   */
+  readonly argumentsPreview?: string;
 }

@@ -1,19 +1,54 @@
-import { combine, hashString, StreamHasher, UnorderedHash, type Hash } from './hash.js';
+import { JsonTextHasher, OK, UNSUPPORTED } from './json-text.js';
+import { chainA, chainB, digest, finish, member, number, pack, seedA, seedB, text, textOf, K_EVEN, K_ODD, type LanePair } from './lanes.js';
+import type { Hash } from './hash.js';
+import {
+  L_CYCLE,
+  L_FALSE,
+  L_NULL,
+  L_TRUE,
+  L_TRUNCATED,
+  L_VOLATILE,
+  MAX_DEPTH,
+  MAX_JSON_TEXT,
+  MAX_NODES,
+  NOTE_CYCLE,
+  NOTE_DEPTH,
+  NOTE_HUGE_TEXT,
+  NOTE_MALFORMED_JSON,
+  NOTE_NODES,
+  TAG_ARRAY,
+  TAG_BIGINT,
+  TAG_BYTES,
+  TAG_KEY,
+  TAG_NUMBER,
+  TAG_OBJECT,
+  TAG_OTHER,
+  TAG_SET,
+  TAG_STRING,
+} from './tags.js';
+import { UnitBuffers, type Units } from './units.js';
 import {
   isNowTimestampNumber,
-  isNowTimestampString,
-  isStatusWord,
+  isNowTimestampRange,
+  isStatusWordRange,
+  mayHoldVolatile,
   normalizeKey,
   resultTextPattern,
+  volatileKeyMatcher,
   type Side,
+  type VolatileKeyMatcher,
 } from './volatile.js';
+
+export { MAX_DEPTH, MAX_NODES, NOTE_CYCLE, NOTE_DEPTH, NOTE_HUGE_TEXT, NOTE_MALFORMED_JSON, NOTE_NODES } from './tags.js';
 
 /**
  * Structural fingerprints of tool arguments and results. The hash is defined on the value, not on
  * a serialisation: object members combine order-independently, so key order and JSON whitespace
  * cannot matter, and no canonical string is ever built (a 1 MB argument costs one pass, not a
  * second 1 MB string). A string holding JSON hashes like the structure it holds, so SDK 3.x
- * structured attributes and 2.x JSON-string attributes of the same call are equal.
+ * structured attributes and 2.x JSON-string attributes of the same call are equal. JSON text is
+ * hashed as it is read (`json-text.ts`), never parsed into objects; strings are read as code units
+ * (`units.ts`); the lane arithmetic is in `lanes.ts`.
  */
 
 export interface FingerprintOptions {
@@ -32,207 +67,410 @@ export interface Fingerprint {
    * which is no evidence that two different calls achieved the same thing.
    */
   readonly informative: number;
+  /** What was unusual about the value (cut at a cap, cyclic, not JSON): `NOTE_*` bits. */
+  readonly notes: number;
 }
 
-const TAG_STRING = 0x51;
-const TAG_NUMBER = 0x52;
-const TAG_TRUE = 0x53;
-const TAG_FALSE = 0x54;
-const TAG_NULL = 0x55;
-const TAG_ARRAY = 0x56;
-const TAG_OBJECT = 0x57;
-const TAG_VOLATILE = 0x58;
-const TAG_BYTES = 0x59;
-const TAG_CYCLE = 0x5a;
-const TAG_TRUNCATED = 0x5b;
-const TAG_BIGINT = 0x5c;
-const TAG_OTHER = 0x5d;
-const TAG_KEY = 0x5e;
-const TAG_SET = 0x5f;
-
-/** Deeper structure than this hashes as one marker: bounded stack, never a RangeError. */
-export const MAX_DEPTH = 96;
-/** A value with more nodes than this is hashed on its first nodes only. */
-export const MAX_NODES = 200_000;
-/** Texts longer than this are not searched for JSON structure (hashed as text, in one pass). */
-const MAX_JSON_TEXT = 8 * 1024 * 1024;
-
 const PLACEHOLDER = 0x1;
-
-const H_NULL = hashString('', TAG_NULL);
-const H_TRUE = hashString('', TAG_TRUE);
-const H_FALSE = hashString('', TAG_FALSE);
-const H_VOLATILE = hashString('', TAG_VOLATILE);
-const H_CYCLE = hashString('', TAG_CYCLE);
-const H_TRUNCATED = hashString('', TAG_TRUNCATED);
 
 function isSpace(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0xfeff || c === 0x2028 || c === 0x2029;
 }
 
-function isWordChar(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c > 127;
-}
 
-function hasDigit(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 48 && c <= 57) return true;
-  }
-  return false;
-}
-
-class Walker {
-  private readonly path = new Set<object>();
-  private nodes = 0;
+/**
+ * Walks one value. Every method leaves the node's hash in `ha`/`hb` (see `lanes.ts`); the
+ * JSON-text hasher calls back into the leaf methods, so both paths share one definition of
+ * every leaf. Walkers are pooled (`fingerprint` below): their buffers are reused.
+ */
+export class Walker implements LanePair {
+  ha = 0;
+  hb = 0;
+  nodes = 0;
   informative = 0;
-  private readonly text = new StreamHasher();
+  notes = 0;
+  private readonly path = new Set<object>();
+  private keys!: VolatileKeyMatcher;
+  private arguments = false;
+  private now: number | undefined;
+  /** Code-unit arrays and JSON-text hashers by nesting level (JSON in a string in JSON text). */
+  readonly units = new UnitBuffers();
+  /** For the rare result text that needs the volatile-value pattern: the value alone, as units. */
+  private readonly patternUnits = new UnitBuffers();
+  private readonly json: JsonTextHasher[] = [];
+  /** The next free nesting level. */
+  level = 0;
+  /** Result text in progress: lanes and length of the collapsed text (see `resultText`). */
+  private ta = 0;
+  private tb = 0;
+  private tn = 0;
+  private pendingSpace = false;
 
-  constructor(private readonly options: FingerprintOptions) {}
+  /** Drops references to the caller's objects (after an exception the path may still hold some). */
+  release(): void {
+    if (this.path.size > 0) this.path.clear();
+  }
 
-  value(v: unknown, depth: number): Hash {
-    if (++this.nodes > MAX_NODES) return H_TRUNCATED;
+  reset(options: FingerprintOptions): void {
+    this.keys = volatileKeyMatcher(options.volatileKeys);
+    this.arguments = options.side === 'arguments';
+    this.now = options.now;
+    this.nodes = 0;
+    this.informative = 0;
+    this.notes = 0;
+    this.level = 0;
+    this.control = false;
+    this.release();
+  }
+
+  private set(c: LanePair): void {
+    this.ha = c.ha;
+    this.hb = c.hb;
+  }
+
+  value(v: unknown, depth: number): void {
+    if (++this.nodes > MAX_NODES) {
+      this.notes |= NOTE_NODES;
+      this.set(L_TRUNCATED);
+      return;
+    }
     switch (typeof v) {
       case 'string':
-        return this.string(v, depth);
+        this.string(v, depth);
+        return;
       case 'number':
-        return this.number(v);
+        this.numberLeaf(v);
+        return;
       case 'boolean':
-        return v ? H_TRUE : H_FALSE;
+        this.set(v ? L_TRUE : L_FALSE);
+        return;
       case 'bigint':
         this.informative++;
-        return hashString(v.toString(), TAG_BIGINT);
+        textOf(this, TAG_BIGINT, v.toString());
+        return;
       case 'undefined':
-        return H_NULL;
+        this.set(L_NULL);
+        return;
       case 'object':
-        return v === null ? H_NULL : this.object(v, depth);
+        if (v === null) this.set(L_NULL);
+        else this.object(v, depth);
+        return;
       default:
         // functions and symbols carry no comparable content
-        return hashString(typeof v, TAG_OTHER);
+        textOf(this, TAG_OTHER, typeof v);
     }
   }
 
-  private number(n: number): Hash {
-    if (this.options.side === 'arguments' && isNowTimestampNumber(n, this.options.now)) return H_VOLATILE;
+  /** A string value: read as code units at a free level, then hashed like a string in JSON text. */
+  private string(s: string, depth: number): void {
+    const level = this.level++;
+    try {
+      this.stringLeaf(this.units.encode(s, level), s, 0, s.length, depth);
+    } finally {
+      this.level = level;
+    }
+  }
+
+  /**
+   * Set when a string leaf held a control character (below U+0020). Inside JSON text that makes
+   * the text invalid, as `JSON.parse` would say; the JSON-text hasher checks it after each leaf.
+   */
+  control = false;
+
+  numberLeaf(n: number): void {
+    if (this.arguments && isNowTimestampNumber(n, this.now)) {
+      this.set(L_VOLATILE);
+      return;
+    }
     this.informative++;
-    // String(n) is canonical: 1.0, 1e0 and 1 all print "1"
-    return hashString(String(n), TAG_NUMBER);
+    number(this, TAG_NUMBER, n);
   }
 
-  private string(raw: string, depth: number): Hash {
-    let start = 0;
-    let end = raw.length;
-    while (start < end && isSpace(raw.charCodeAt(start))) start++;
-    while (end > start && isSpace(raw.charCodeAt(end - 1))) end--;
-    const first = raw.charCodeAt(start);
-    const last = raw.charCodeAt(end - 1);
-    if (((first === 123 && last === 125) || (first === 91 && last === 93)) && end - start <= MAX_JSON_TEXT) {
-      const parsed = tryParseJson(start === 0 && end === raw.length ? raw : raw.slice(start, end));
-      if (parsed !== undefined) return this.value(parsed.value, depth);
-    }
-    if (this.options.side === 'arguments') {
-      const s = start === 0 && end === raw.length ? raw : raw.slice(start, end);
-      if (isNowTimestampString(s, this.options.now)) return H_VOLATILE;
-      if (!isStatusWord(s)) this.informative++;
-      return hashString(s, TAG_STRING);
-    }
-    return this.resultText(raw, start, end);
+  /** Is the member name in `units[start, end)` (and `s[start, end)`) volatile, its member left out? */
+  isVolatileKey(units: Units, s: string, start: number, end: number, ka: number, kb: number): boolean {
+    return this.keys.has(units.u16, s, start, end, ka, kb);
   }
 
-  /** Result text: whitespace runs collapse to one space, volatile values become one placeholder. */
-  private resultText(s: string, start: number, end: number): Hash {
-    const h = this.text;
-    h.reset(TAG_STRING);
-    let pendingSpace = false;
+  /**
+   * A string value held in `units[from, to)` (the same text as `raw[from, to)`): JSON text hashes
+   * as its structure, other text by side.
+   */
+  stringLeaf(units: Units, raw: string, from: number, to: number, depth: number): void {
+    const u = units.u16;
+    let start = from;
+    let end = to;
+    let c = 0;
+    while (start < end && isSpace((c = u[start] as number))) {
+      if (c < 32) this.control = true;
+      start++;
+    }
+    while (end > start && isSpace((c = u[end - 1] as number))) {
+      if (c < 32) this.control = true;
+      end--;
+    }
+    if (end > start) {
+      const first = u[start] as number;
+      const last = u[end - 1] as number;
+      if ((first === 123 && last === 125) || (first === 91 && last === 93)) {
+        if (end - start <= MAX_JSON_TEXT) {
+          if (this.jsonText(units, raw, start, end, depth)) return;
+          this.notes |= NOTE_MALFORMED_JSON;
+        } else {
+          this.notes |= NOTE_HUGE_TEXT;
+        }
+      }
+    }
+    if (this.arguments) {
+      // An ISO date-time cannot hold a control character: the early return skips no check.
+      if (isNowTimestampRange(u, raw, start, end, this.now)) {
+        this.set(L_VOLATILE);
+        return;
+      }
+      if (!isStatusWordRange(u, start, end)) this.informative++;
+      if (text(this, TAG_STRING, units, start, end)) this.control = true;
+      return;
+    }
+    this.resultText(units, raw, start, end);
+  }
+
+  /**
+   * JSON text in `u[start, end)`, hashed as the value it holds; false when it is not JSON. The
+   * rare inputs the text hasher leaves aside are parsed and walked, which gives the same hash.
+   */
+  private jsonText(units: Units, s: string, start: number, end: number, depth: number): boolean {
+    const nodes = this.nodes;
+    const informative = this.informative;
+    const notes = this.notes;
+    const level = this.level;
+    const hasher = (this.json[level] ??= new JsonTextHasher(this));
+    let status: number;
+    this.level = level + 1;
+    try {
+      status = hasher.hash(units, s, start, end, depth);
+    } finally {
+      this.level = level;
+    }
+    if (status === OK) return true;
+    // Nothing of a failed attempt counts: the value is hashed again another way.
+    this.nodes = nodes;
+    this.informative = informative;
+    this.notes = notes;
+    if (status === UNSUPPORTED) {
+      const parsed = tryParseJson(start === 0 && end === s.length ? s : s.slice(start, end));
+      if (parsed !== undefined) {
+        this.value(parsed.value, depth);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Result text: whitespace runs collapse to one space, volatile values (ids, times, durations;
+   * see `volatile.ts`) become one placeholder. The collapsed text is hashed like any text, over
+   * alternating lanes, without being built. One pass does it all for text that cannot hold a
+   * volatile value (most text); text that may is hashed again with the pattern.
+   */
+  private resultText(units: Units, s: string, start: number, end: number): void {
+    const u = units.u16;
+    this.startText();
+    let words = this.feed(u, start, end);
+    if (this.sawDigit && mayHoldVolatile(u, start, end)) {
+      // The pattern runs on the value alone, never past it into the rest of a larger text.
+      this.startText();
+      const sub = start === 0 && end === s.length ? s : s.slice(start, end);
+      words = this.feedWithPattern(sub === s ? u : this.patternUnits.encode(sub, 0).u16, sub, 0, sub.length);
+    }
+    if (words > 0 && !(end - start <= 48 && isStatusWordRange(u, start, end))) this.informative++;
+    this.ha = this.ta ^ this.tn;
+    this.hb = this.tb;
+  }
+
+  private startText(): void {
+    this.ta = seedA(TAG_STRING);
+    this.tb = seedB(TAG_STRING);
+    this.tn = 0;
+    this.pendingSpace = false;
+  }
+
+  private unit(c: number): void {
+    if ((this.tn & 1) === 0) this.ta = Math.imul(this.ta ^ c, K_EVEN);
+    else this.tb = Math.imul(this.tb ^ c, K_ODD);
+    this.tn++;
+  }
+
+  private feedWithPattern(u: Uint16Array, s: string, start: number, end: number): number {
     let words = 0;
-    const feed = (from: number, to: number): void => {
-      for (let i = from; i < to; i++) {
-        const c = s.charCodeAt(i);
+    const pattern = resultTextPattern();
+    pattern.lastIndex = start;
+    let at = start;
+    for (let m = pattern.exec(s); m !== null && m.index < end; m = pattern.exec(s)) {
+      words += this.feed(u, at, m.index);
+      if (this.pendingSpace) {
+        this.unit(32);
+        this.pendingSpace = false;
+      }
+      this.unit(PLACEHOLDER);
+      at = Math.min(m.index + m[0].length, end);
+      // a \s in a duration or pid may be a tab or newline: a control character all the same
+      for (let k = m.index; k < at; k++) if ((u[k] as number) < 32) this.control = true;
+      if (m[0].length === 0) pattern.lastIndex++;
+    }
+    return words + this.feed(u, at, end);
+  }
+
+  /** Set by `feed`: the text fed has a digit (only then can it hold a volatile value). */
+  private sawDigit = false;
+
+  /** Feeds `u[from, to)` into the text lanes, collapsing whitespace; returns the word characters. */
+  private feed(u: Uint16Array, from: number, to: number): number {
+    let a = this.ta;
+    let b = this.tb;
+    let n = this.tn;
+    let pending = this.pendingSpace;
+    let words = 0;
+    let digit = false;
+    let control = false;
+    for (let i = from; i < to; i++) {
+      const c = u[i] as number;
+      if (c <= 32 || c === 0xa0 || c >= 0x2028) {
+        if (c < 32) control = true;
         if (isSpace(c)) {
-          pendingSpace = h.length > 0;
+          pending = n > 0;
           continue;
         }
-        if (pendingSpace) {
-          h.unit(32);
-          pendingSpace = false;
-        }
-        h.unit(c);
-        if (isWordChar(c)) words++;
       }
-    };
-    if (hasDigit(s)) {
-      const pattern = resultTextPattern();
-      pattern.lastIndex = start;
-      let at = start;
-      for (let m = pattern.exec(s); m !== null && m.index < end; m = pattern.exec(s)) {
-        const matchEnd = Math.min(m.index + m[0].length, end);
-        feed(at, m.index);
-        if (pendingSpace) {
-          h.unit(32);
-          pendingSpace = false;
-        }
-        h.unit(PLACEHOLDER);
-        at = matchEnd;
-        if (m[0].length === 0) pattern.lastIndex++;
+      if (pending) {
+        // the space goes in first, then this unit
+        if ((n & 1) === 0) a = Math.imul(a ^ 32, K_EVEN);
+        else b = Math.imul(b ^ 32, K_ODD);
+        n++;
+        pending = false;
       }
-      feed(at, end);
-    } else {
-      feed(start, end);
+      if ((n & 1) === 0) a = Math.imul(a ^ c, K_EVEN);
+      else b = Math.imul(b ^ c, K_ODD);
+      n++;
+      // word characters: letters, digits, anything beyond ASCII
+      if (c >= 48 && c <= 57) {
+        words++;
+        digit = true;
+      } else if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c > 127) {
+        words++;
+      }
     }
-    if (words > 0 && !(end - start <= 48 && isStatusWord(s.slice(start, end)))) this.informative++;
-    return h.digest();
+    this.ta = a;
+    this.tb = b;
+    this.tn = n;
+    this.pendingSpace = pending;
+    this.sawDigit = digit;
+    if (control) this.control = true;
+    return words;
   }
 
-  private object(o: object, depth: number): Hash {
-    if (depth >= MAX_DEPTH) return H_TRUNCATED;
-    if (this.path.has(o)) return H_CYCLE;
+  private object(o: object, depth: number): void {
+    if (depth >= MAX_DEPTH) {
+      this.notes |= NOTE_DEPTH;
+      this.set(L_TRUNCATED);
+      return;
+    }
+    if (this.path.has(o)) {
+      this.notes |= NOTE_CYCLE;
+      this.set(L_CYCLE);
+      return;
+    }
     if (o instanceof Uint8Array) {
       if (o.length > 0) this.informative++;
-      let h = hashString('', TAG_BYTES);
+      let a = seedA(TAG_BYTES);
+      let b = seedB(TAG_BYTES);
       const step = Math.max(1, Math.floor(o.length / 65536));
-      for (let i = 0; i < o.length; i += step) h = combine(h, o[i] ?? 0);
-      return combine(h, o.length);
+      for (let i = 0; i < o.length; i += step) {
+        a = chainA(a, o[i] ?? 0);
+        b = chainB(b, o[i] ?? 0);
+      }
+      finish(this, a ^ o.length, b);
+      return;
     }
     if (o instanceof Date) {
-      const t = o.getTime();
-      return this.options.side === 'result' ? H_VOLATILE : this.number(t);
+      if (this.arguments) this.numberLeaf(o.getTime());
+      else this.set(L_VOLATILE);
+      return;
     }
     this.path.add(o);
     try {
-      if (Array.isArray(o)) return this.array(o, depth);
-      if (o instanceof Map) {
-        const members = new UnorderedHash();
-        for (const [k, v] of o) this.member(members, String(k), v, depth);
-        return members.digest(TAG_OBJECT);
-      }
-      if (o instanceof Set) {
-        const items = new UnorderedHash();
-        for (const v of o) items.add(this.value(v, depth + 1));
-        return items.digest(TAG_SET);
-      }
-      const members = new UnorderedHash();
-      const record = o as Record<string, unknown>;
-      for (const key of Object.keys(record)) this.member(members, key, record[key], depth);
-      return members.digest(TAG_OBJECT);
+      if (Array.isArray(o)) this.array(o, depth);
+      else if (o instanceof Map) this.mapMembers(o, depth);
+      else if (o instanceof Set) this.setMembers(o, depth);
+      else this.recordMembers(o as Record<string, unknown>, depth);
     } finally {
       this.path.delete(o);
     }
   }
 
-  private array(items: readonly unknown[], depth: number): Hash {
-    let h = hashString('', TAG_ARRAY);
+  private array(items: readonly unknown[], depth: number): void {
+    let a = seedA(TAG_ARRAY);
+    let b = seedB(TAG_ARRAY);
     const n = items.length;
     for (let i = 0; i < n; i++) {
-      h = combine(h, this.value(items[i], depth + 1));
+      this.value(items[i], depth + 1);
+      a = chainA(a, this.ha);
+      b = chainB(b, this.hb);
       if (this.nodes > MAX_NODES) break;
     }
-    return combine(h, n);
+    finish(this, a ^ n, b);
   }
 
-  private member(into: UnorderedHash, key: string, v: unknown, depth: number): void {
-    // A volatile member is left out entirely: `{q}` and `{q, request_id}` are the same request.
-    if (key.length <= 40 && this.options.volatileKeys.has(normalizeKey(key))) return;
-    into.add(combine(hashString(key, TAG_KEY), this.value(v, depth + 1)));
+  // Members in any order: the sum of their hashes (`digest`). A volatile member is left out
+  // entirely: `{q}` and `{q, request_id}` are the same request.
+  private recordMembers(record: Record<string, unknown>, depth: number): void {
+    let sa = 0;
+    let sb = 0;
+    let n = 0;
+    for (const key of Object.keys(record)) {
+      if (!this.member(key, record[key], depth)) continue;
+      sa = (sa + this.ha) | 0;
+      sb = (sb + this.hb) | 0;
+      n++;
+    }
+    digest(this, sa, sb, n, TAG_OBJECT);
+  }
+
+  private mapMembers(map: ReadonlyMap<unknown, unknown>, depth: number): void {
+    let sa = 0;
+    let sb = 0;
+    let n = 0;
+    for (const [k, v] of map) {
+      if (!this.member(String(k), v, depth)) continue;
+      sa = (sa + this.ha) | 0;
+      sb = (sb + this.hb) | 0;
+      n++;
+    }
+    digest(this, sa, sb, n, TAG_OBJECT);
+  }
+
+  /** The member hash of (key, v) in `ha`/`hb`; false when the key is volatile. */
+  private member(key: string, v: unknown, depth: number): boolean {
+    const units = this.units.encode(key, this.level);
+    text(this, TAG_KEY, units, 0, key.length);
+    const ka = this.ha;
+    const kb = this.hb;
+    if (this.keys.has(units.u16, key, 0, key.length, ka, kb)) return false;
+    this.value(v, depth + 1);
+    member(this, ka, kb, this.ha, this.hb);
+    return true;
+  }
+
+  private setMembers(items: ReadonlySet<unknown>, depth: number): void {
+    let sa = 0;
+    let sb = 0;
+    let n = 0;
+    for (const v of items) {
+      this.value(v, depth + 1);
+      finish(this, this.ha, this.hb);
+      sa = (sa + this.ha) | 0;
+      sb = (sb + this.hb) | 0;
+      n++;
+    }
+    digest(this, sa, sb, n, TAG_SET);
   }
 }
 
@@ -244,11 +482,21 @@ function tryParseJson(text: string): { value: unknown } | undefined {
   }
 }
 
+/** Idle walkers: a fingerprint borrows one (nested calls borrow another) and gives it back. */
+const idle: Walker[] = [];
+
 /** Fingerprint of one tool argument or result value: a string (JSON or not) or a structured value. */
 export function fingerprint(value: unknown, options: FingerprintOptions): Fingerprint {
-  const walker = new Walker(options);
-  const hash = walker.value(value, 0);
-  return { hash, informative: walker.informative };
+  const walker = idle.pop() ?? new Walker();
+  try {
+    walker.reset(options);
+    walker.value(value, 0);
+    finish(walker, walker.ha, walker.hb);
+    return { hash: pack(walker.ha, walker.hb), informative: walker.informative, notes: walker.notes };
+  } finally {
+    walker.release();
+    if (idle.length < 4) idle.push(walker);
+  }
 }
 
 /** Normalised key set from user-facing names (`request_id`, `requestId`, ...). */

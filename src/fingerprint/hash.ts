@@ -23,7 +23,7 @@ function pack(a: number, b: number): Hash {
   return (b & LOW_21) * TWO_32 + (a >>> 0);
 }
 
-function high(h: Hash): number {
+export function high(h: Hash): number {
   return Math.floor(h / TWO_32) & LOW_21;
 }
 
@@ -66,6 +66,20 @@ export function combineAll(...values: Hash[]): Hash {
   return h;
 }
 
+/** One element of an order-independent sum (see `UnorderedHash`): mixed on its own first. */
+export function unorderedMix(value: Hash): Hash {
+  return combine(0x3c6ef372, value);
+}
+
+/**
+ * The digest of an order-independent sum whose lanes the caller kept in locals: `a` and `b` are
+ * the sums modulo 2^32 of `mixed >>> 0` and `high(mixed)` over `n` mixed elements. The same value
+ * `UnorderedHash.digest` gives, without an object per sum (the JSON-text hasher's hot path).
+ */
+export function unorderedDigest(a: number, b: number, n: number, tag: number): Hash {
+  return finish(a ^ tag, (b + Math.imul(n, 0x9e3779b1)) | 0);
+}
+
 /**
  * Order-independent accumulator (object members, multisets of calls in a parallel batch):
  * each element is mixed on its own, then the lanes are summed modulo 2^32.
@@ -76,7 +90,7 @@ export class UnorderedHash {
   private n = 0;
 
   add(value: Hash): void {
-    const mixed = combine(0x3c6ef372, value);
+    const mixed = unorderedMix(value);
     this.a = (this.a + (mixed >>> 0)) | 0;
     this.b = (this.b + high(mixed)) | 0;
     this.n++;
@@ -87,7 +101,7 @@ export class UnorderedHash {
   }
 
   digest(tag: number): Hash {
-    return finish(this.a ^ tag, (this.b + Math.imul(this.n, 0x9e3779b1)) | 0);
+    return unorderedDigest(this.a, this.b, this.n, tag);
   }
 }
 

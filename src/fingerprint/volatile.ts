@@ -23,6 +23,85 @@ export function normalizeKey(key: string): string {
   return out;
 }
 
+/** The code units of a string (for the few callers that hold a string, not units). */
+export function toUnits(s: string): Uint16Array {
+  const u = new Uint16Array(s.length);
+  for (let i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
+  return u;
+}
+
+/** Keys longer than this are never volatile (and never normalised). */
+export const MAX_VOLATILE_KEY_LENGTH = 40;
+
+function isKeySeparator(c: number): boolean {
+  return c === 95 || c === 45 || c === 46 || c === 32;
+}
+
+/** FNV-style hash of `normalizeKey` of the name in `u[start, end)`, computed without building it (a small integer). */
+function normalizedKeyHash(u: Uint16Array, start: number, end: number): number {
+  let h = 0x811c9dc5 | 0;
+  for (let i = start; i < end; i++) {
+    let c = u[i] as number;
+    if (isKeySeparator(c)) continue;
+    if (c >= 65 && c <= 90) c += 32;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  return h & 0x3fffffff;
+}
+
+const VERDICT_SLOTS = 256;
+
+/**
+ * "Is this member name volatile?" without allocating: fingerprints ask it for every member of
+ * every object, usually of the same few names. Answers are cached by the name's own text hash
+ * (which the caller has computed anyway); a new name is normalised and looked up by a hash of
+ * its normalised form, and only a hit is confirmed by building the normalised string.
+ */
+export class VolatileKeyMatcher {
+  private readonly byHash = new Set<number>();
+  /** Direct-mapped cache: [name hash lane a, lane b, verdict (1 no, 2 yes)] per slot. */
+  private readonly verdicts = new Int32Array(VERDICT_SLOTS * 3);
+
+  constructor(private readonly set: ReadonlySet<string>) {
+    for (const key of set) this.byHash.add(normalizedKeyHash(toUnits(key), 0, key.length));
+  }
+
+  /**
+   * `set.has(normalizeKey(name))` for the name held in `u[start, end)` (and in `s`, the same text
+   * as a string); `ka`/`kb` are the name's text hash (the cache key). Names longer than
+   * `MAX_VOLATILE_KEY_LENGTH` are never volatile.
+   */
+  has(u: Uint16Array, s: string, start: number, end: number, ka: number, kb: number): boolean {
+    if (end - start > MAX_VOLATILE_KEY_LENGTH || this.set.size === 0) return false;
+    const v = this.verdicts;
+    const slot = (ka & (VERDICT_SLOTS - 1)) * 3;
+    if (v[slot] === ka && v[slot + 1] === kb && v[slot + 2] !== 0) return v[slot + 2] === 2;
+    const volatile = this.byHash.has(normalizedKeyHash(u, start, end)) && this.set.has(normalizeKey(s.slice(start, end)));
+    v[slot] = ka;
+    v[slot + 1] = kb;
+    v[slot + 2] = volatile ? 2 : 1;
+    return volatile;
+  }
+}
+
+const matchers = new WeakMap<ReadonlySet<string>, VolatileKeyMatcher>();
+
+let lastSet: ReadonlySet<string> | undefined;
+let lastMatcher: VolatileKeyMatcher | undefined;
+
+/** The matcher of a volatile-key set, built once per set (sets are per tool policy). */
+export function volatileKeyMatcher(set: ReadonlySet<string>): VolatileKeyMatcher {
+  if (set === lastSet && lastMatcher !== undefined) return lastMatcher;
+  let m = matchers.get(set);
+  if (!m) {
+    m = new VolatileKeyMatcher(set);
+    matchers.set(set, m);
+  }
+  lastSet = set;
+  lastMatcher = m;
+  return m;
+}
+
 export const DEFAULT_VOLATILE_ARGUMENT_KEYS: readonly string[] = [
   'request_id', 'client_request_id', 'trace_id', 'span_id', 'correlation_id', 'idempotency_key',
   'nonce', 'cache_buster', 'ts', 'timestamp', 'client_timestamp', 'request_time', 'now',
@@ -63,6 +142,103 @@ const RESULT_TEXT_PATTERN = new RegExp(
   'g',
 );
 
+function isAlnum(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+/** The duration units of the pattern, each followed there by a word boundary. */
+const DURATION_UNITS = ['ms', 'µs', 'us', 'ns', 's', 'sec', 'secs', 'second', 'seconds', 'millisecond', 'milliseconds'];
+
+function isRegexWordChar(c: number): boolean {
+  return isAlnum(c) || c === 95;
+}
+
+/** Does a duration unit start at `u[at]` and end where the pattern's `\b` holds? */
+export function unitAt(u: Uint16Array, at: number, end: number): boolean {
+  const first = u[at] as number;
+  if (at >= end || !(first === 109 || first === 0xb5 || first === 117 || first === 110 || first === 115)) return false;
+  for (const unit of DURATION_UNITS) {
+    const stop = at + unit.length;
+    if (stop > end) continue;
+    let same = true;
+    for (let k = 0; k < unit.length && same; k++) same = u[at + k] === unit.charCodeAt(k);
+    if (!same) continue;
+    // \b after the unit: the next character is not a word character (or the text ends)
+    if (stop === end || !isRegexWordChar(u[stop] as number)) return true;
+  }
+  return false;
+}
+
+function isLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+/**
+ * Could `RESULT_TEXT_PATTERN` match anywhere in `u[start, end)`? A necessary condition checked in
+ * one cheap pass, so that most result text (prose, paths, names, small numbers) never meets the
+ * regular expression. Each alternative of the pattern needs, in a row:
+ * - uuid: 8 hex digits, then `-`;            - ISO date-time: 4 digits, then `-`;
+ * - time of day: a digit, `:`, two digits;  - epoch: 10 digits;
+ * - long hex id: 16 hex digits;             - ULID: 26 of [0-9A-Z];
+ * - prefixed id: 2 letters, `-` or `_`, then 10 letters or digits;
+ * - duration: a digit, then a unit (right away, or after one character that may be a space);
+ * - process id: `pid`.
+ * `false` means no match is possible; `true` means the expression must decide.
+ */
+export function mayHoldVolatile(u: Uint16Array, start: number, end: number): boolean {
+  let digits = 0;
+  let hex = 0;
+  let upper = 0;
+  let letters = 0;
+  for (let i = start; i < end; i++) {
+    const c = u[i] as number;
+    if (isDigit(c)) {
+      digits++;
+      hex++;
+      upper++;
+      letters = 0;
+      if (digits >= 10 || hex >= 16 || upper >= 26 || unitAfterNumber(u, i, end)) return true;
+      continue;
+    }
+    if (isLetter(c)) {
+      digits = 0;
+      hex = (c >= 97 && c <= 102) || (c >= 65 && c <= 70) ? hex + 1 : 0;
+      upper = c <= 90 ? upper + 1 : 0;
+      letters++;
+      if (hex >= 16 || upper >= 26) return true;
+      if (c === 112 && i + 2 < end && u[i + 1] === 105 && u[i + 2] === 100) return true;
+      continue;
+    }
+    if (c === 45 && (hex >= 8 || digits >= 4)) return true;
+    if ((c === 45 || c === 95) && letters >= 2 && alnumRun(u, i + 1, end) >= 10) return true;
+    if (c === 58 && digits >= 1 && i + 2 < end && isDigit(u[i + 1] as number) && isDigit(u[i + 2] as number)) return true;
+    digits = hex = upper = letters = 0;
+  }
+  return false;
+}
+
+/** Letters and digits in a row from `u[from]` (at most 10 are counted). */
+function alnumRun(u: Uint16Array, from: number, end: number): number {
+  let n = 0;
+  for (let i = from; i < end && n < 10; i++, n++) {
+    const c = u[i] as number;
+    if (!isDigit(c) && !isLetter(c)) break;
+  }
+  return n;
+}
+
+/** After the digit at `u[i]`: a duration unit right away, or after one character that may be a space. */
+function unitAfterNumber(u: Uint16Array, i: number, end: number): boolean {
+  if (i + 1 >= end) return false;
+  const next = u[i + 1] as number;
+  if (isDigit(next) || next === 46) return false;
+  return unitAt(u, i + 1, end) || (!isAlnum(next) && unitAt(u, i + 2, end));
+}
+
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$/;
 const NOW_WINDOW_MS = 15 * 60_000;
 
@@ -76,6 +252,13 @@ export function isNowTimestampString(s: string, now: number | undefined): boolea
   if (now === undefined || s.length < 16 || s.length > 40 || !ISO_DATETIME.test(s)) return false;
   const t = Date.parse(s);
   return Number.isFinite(t) && Math.abs(t - now) <= NOW_WINDOW_MS;
+}
+
+/** `isNowTimestampString` of the text in `u[start, end)` (also `s[start, end)`), slicing only when it could be one. */
+export function isNowTimestampRange(u: Uint16Array, s: string, start: number, end: number, now: number | undefined): boolean {
+  if (now === undefined || end - start < 16 || end - start > 40) return false;
+  const c = u[start] as number;
+  return c >= 48 && c <= 57 && isNowTimestampString(s.slice(start, end), now);
 }
 
 export function isNowTimestampNumber(n: number, now: number | undefined): boolean {
@@ -94,12 +277,41 @@ const STATUS_WORDS = new Set([
 
 /** Is this (already whitespace-collapsed) text only a status word such as "OK." or "Done!"? */
 export function isStatusWord(text: string): boolean {
-  if (text.length > 24) return false;
-  let w = '';
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) w += text[i];
-    else if (c >= 65 && c <= 90) w += String.fromCharCode(c + 32);
+  return text.length <= 24 && isStatusWordRange(toUnits(text), 0, text.length);
+}
+
+/** Lowercase letters and digits of a status word, as compared: other characters are dropped. */
+function statusCode(c: number): number {
+  if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) return c;
+  if (c >= 65 && c <= 90) return c + 32;
+  return -1;
+}
+
+const STATUS_WORDS_BY_LENGTH: ReadonlyArray<readonly string[]> = (() => {
+  const byLength: string[][] = [];
+  for (const w of STATUS_WORDS) (byLength[w.length] ??= []).push(w);
+  return byLength;
+})();
+
+/**
+ * `isStatusWord` of the text in `u[start, end)` without building strings: its letters and digits
+ * are compared in place with the status words of the same length.
+ */
+export function isStatusWordRange(u: Uint16Array, start: number, end: number): boolean {
+  if (end - start > 24) return false;
+  let length = 0;
+  for (let i = start; i < end; i++) if (statusCode(u[i] as number) >= 0) length++;
+  if (length === 0) return true;
+  const candidates = STATUS_WORDS_BY_LENGTH[length];
+  if (!candidates) return false;
+  for (const word of candidates) {
+    let k = 0;
+    let same = true;
+    for (let i = start; i < end && same; i++) {
+      const c = statusCode(u[i] as number);
+      if (c >= 0) same = c === word.charCodeAt(k++);
+    }
+    if (same) return true;
   }
-  return w.length === 0 || STATUS_WORDS.has(w);
+  return false;
 }

@@ -22,13 +22,17 @@ export interface GuardMark {
 // collected with the span. Global so that the ESM and CommonJS builds, loaded side by side, share it.
 const REGISTRY = Symbol.for('loopwatch.guard.span-marks.v1');
 
+let cached: WeakMap<object, GuardMark> | undefined;
+
 function registry(): WeakMap<object, GuardMark> {
+  if (cached) return cached;
   const g = globalThis as unknown as Record<symbol, WeakMap<object, GuardMark> | undefined>;
   let marks = g[REGISTRY];
   if (!marks) {
     marks = new WeakMap();
     g[REGISTRY] = marks;
   }
+  cached = marks;
   return marks;
 }
 

@@ -2,10 +2,12 @@ import { ATTR_GEN_AI_AGENT_NAME, ATTR_GEN_AI_PROMPT_NAME, ATTR_GEN_AI_TOOL_NAME 
 import type { LoopDetection } from '../detector/types.js';
 
 export const LOOP_EVENT_NAME = 'loop.detected';
+export const ATTR_LOOP_ARGUMENTS_PREVIEW = 'loop.arguments.preview';
 
 /**
  * Attributes of the `loop.detected` span event (DESIGN.md contract). Only names, counts, hashes
- * and the engine's own message: never argument or result content.
+ * and the engine's own message: never argument or result content, except the opt-in, redacted
+ * arguments preview.
  */
 export function loopEventAttributes(d: LoopDetection, extra?: Record<string, string>): Record<string, string | number | boolean | string[]> {
   const attrs: Record<string, string | number | boolean | string[]> = {
@@ -25,5 +27,7 @@ export function loopEventAttributes(d: LoopDetection, extra?: Record<string, str
   if (d.cycleTools !== undefined) attrs['loop.cycle.tools'] = [...d.cycleTools];
   if (d.promptName !== undefined) attrs[ATTR_GEN_AI_PROMPT_NAME] = d.promptName;
   if (d.agentName !== undefined) attrs[ATTR_GEN_AI_AGENT_NAME] = d.agentName;
+  // opt-in (the processor's argumentPreview option), redacted and bounded there
+  if (d.argumentsPreview !== undefined) attrs[ATTR_LOOP_ARGUMENTS_PREVIEW] = d.argumentsPreview;
   return { ...attrs, ...extra };
 }

@@ -20,6 +20,12 @@ const SWEEP_EVERY_MS = 1_000;
  */
 export class TraceStore<T extends Touchable> {
   private readonly map = new Map<string, T>();
+  /**
+   * The last trace looked up: spans of one trace come in runs, and the SDK hands every span of a
+   * trace the same trace-id string, so this is usually one pointer comparison instead of a hash.
+   */
+  private lastId: string | undefined;
+  private last: T | undefined;
   private lastSweep = 0;
   private readonly now: () => number;
   /** Traces dropped because of `maxTraces` or `idleMs` (not by a root span ending). */
@@ -35,7 +41,11 @@ export class TraceStore<T extends Touchable> {
 
   /** Looks up without touching. */
   peek(traceId: string): T | undefined {
-    return this.map.get(traceId);
+    if (traceId === this.lastId) return this.last;
+    const state = this.map.get(traceId);
+    this.lastId = traceId;
+    this.last = state;
+    return state;
   }
 
   /** Looks up and marks as used. */
@@ -55,6 +65,7 @@ export class TraceStore<T extends Touchable> {
     const state = create(now);
     state.touched = now;
     this.map.set(traceId, state);
+    this.forgetLast();
     while (this.map.size > this.options.maxTraces) this.dropOldest();
     this.maybeSweep(now);
     return state;
@@ -62,10 +73,17 @@ export class TraceStore<T extends Touchable> {
 
   delete(traceId: string): void {
     this.map.delete(traceId);
+    this.forgetLast();
   }
 
   clear(): void {
     this.map.clear();
+    this.forgetLast();
+  }
+
+  private forgetLast(): void {
+    this.lastId = undefined;
+    this.last = undefined;
   }
 
   private touch(traceId: string, state: T): void {
@@ -81,6 +99,7 @@ export class TraceStore<T extends Touchable> {
     const first = this.map.keys().next();
     if (first.done) return;
     this.map.delete(first.value);
+    this.forgetLast();
     this.evicted++;
   }
 
@@ -91,6 +110,7 @@ export class TraceStore<T extends Touchable> {
     for (const [id, state] of this.map) {
       if (state.touched > limit) break;
       this.map.delete(id);
+      this.forgetLast();
       this.evicted++;
     }
   }

@@ -1,0 +1,53 @@
+/**
+ * `npm run bench`: what loopwatch costs the app it watches, measured side by side in one run.
+ *   node --expose-gc --import tsx bench/index.ts [--quick] [--only=lifecycle,engine,memory,churn,scan]
+ * Ratios, not times: each figure compares loopwatch with the same work without it, in the same
+ * process, in alternating rounds. Measures the built package (dist/), as users run it.
+ * `--quick` shrinks every section to seconds (the smoke test); figures are then only indicative.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { engineFigures } from './engine.js';
+import { lifecycle } from './lifecycle.js';
+import { churnFigures, memoryFigures } from './memory.js';
+import { scanFigures } from './scan.js';
+import { printSection, type Figure } from './support/report.js';
+
+const SECTIONS: Record<string, { title: string; run: (quick: boolean) => Promise<Figure[]> }> = {
+  lifecycle: { title: 'Span lifecycle, with loopwatch ÷ without', run: (quick) => lifecycle({ quick }) },
+  engine: { title: 'Engine cost per tool call as the history grows', run: (quick) => engineFigures({ quick }) },
+  memory: { title: 'Memory', run: (quick) => memoryFigures({ quick }) },
+  churn: { title: 'Churn', run: (quick) => churnFigures({ quick }) },
+  scan: { title: 'loopwatch scan', run: (quick) => scanFigures({ quick }) },
+};
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const quick = args.includes('--quick');
+  const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+  if (!existsSync(join(root, 'dist', 'index.js')) || !existsSync(join(root, 'dist', 'cli.js'))) {
+    console.error('bench: build first (npm run build); npm run bench does');
+    process.exitCode = 2;
+    return;
+  }
+  console.log(`loopwatch bench${quick ? ' (quick: indicative only)' : ''}: node ${process.version}, ${process.platform}/${process.arch}`);
+  const all: Figure[] = [];
+  for (const [key, section] of Object.entries(SECTIONS)) {
+    if (only && !only.includes(key)) continue;
+    const started = Date.now();
+    const figures = await section.run(quick);
+    printSection(`${section.title} (${((Date.now() - started) / 1000).toFixed(0)} s)`, figures);
+    all.push(...figures);
+  }
+  const targets = all.filter((f) => f.met !== undefined);
+  printSection('Targets', targets);
+  const missed = targets.filter((f) => !f.met).length;
+  console.log(`\n${targets.length - missed} of ${targets.length} targets met.`);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exitCode = 1;
+});

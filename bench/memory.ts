@@ -1,0 +1,142 @@
+import { ROOT_CONTEXT, trace, type Span, type Tracer } from '@opentelemetry/api';
+import type { LoopDetectionSpanProcessorOptions } from '../dist/index.js';
+import { pipeline } from './support/pipeline.js';
+import { bytes, type Figure } from './support/report.js';
+
+/**
+ * Memory loopwatch holds for traces in progress: agent runs whose root span is still open after
+ * some tool calls (the state kept between calls), measured as the heap difference between a
+ * pipeline with loopwatch and the same pipeline without, holding the same open spans. Needs
+ * `node --expose-gc` (the bench script passes it).
+ */
+
+export const PER_TRACE_TARGET = 2048;
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+function heapAfterGc(): number {
+  gc?.();
+  gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+/** An agent run in progress: its root open, `calls` tool calls done. Returns the open root. */
+function activeRun(tracer: Tracer, i: number, calls: number): Span {
+  const root = tracer.startSpan('invoke_agent support-bot', { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support-bot', 'gen_ai.prompt.name': `support-v${i % 3}` } }, ROOT_CONTEXT);
+  const ctx = trace.setSpan(ROOT_CONTEXT, root);
+  for (let k = 0; k < calls; k++) {
+    const t = tracer.startSpan(
+      'execute_tool search_orders',
+      {
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': k % 2 ? 'search_orders' : 'get_order',
+          'gen_ai.tool.call.arguments': `{"query":"order ${i}-${k}","limit":10}`,
+        },
+      },
+      ctx,
+    );
+    t.setAttribute('gen_ai.tool.call.result', `{"orders":[{"id":"o-${i}-${k}","status":"shipped"}]}`);
+    t.end();
+  }
+  return root;
+}
+
+/** Heap held by loopwatch for `traces` active traces of `calls` calls each (bytes, total). */
+async function heldFor(traces: number, calls: number, options: LoopDetectionSpanProcessorOptions = {}, repeats = 2): Promise<{ total: number; tracked: number }> {
+  const measure = async (withLoops: boolean): Promise<{ heap: number; tracked: number }> => {
+    const p = pipeline(withLoops, options, 1 << 20);
+    const roots: Span[] = [];
+    for (let i = 0; i < traces; i++) {
+      roots.push(activeRun(p.tracer, i, calls));
+      if (i % 2_000 === 1_999) await p.flush(); // the batch processor's queue, emptied as it would be
+    }
+    await p.flush();
+    const heap = heapAfterGc();
+    const tracked = p.loops?.trackedTraces ?? 0;
+    for (const r of roots) r.end();
+    await p.shutdown();
+    return { heap, tracked };
+  };
+  // the same work with and without loopwatch, twice each, alternating; the smaller difference
+  const runs: number[] = [];
+  let tracked = 0;
+  for (let k = 0; k < repeats; k++) {
+    const bare = await measure(false);
+    const loops = await measure(true);
+    tracked = loops.tracked;
+    runs.push(loops.heap - bare.heap);
+  }
+  return { total: Math.min(...runs), tracked };
+}
+
+export async function memoryFigures(options: { quick: boolean }): Promise<Figure[]> {
+  if (!gc) return [{ section: 'memory', name: 'memory', value: 'skipped: run node with --expose-gc', met: false }];
+  const n = options.quick ? 500 : 10_000;
+  const figures: Figure[] = [];
+  for (const calls of (process.env.CALLS ? [Number(process.env.CALLS)] : [1, 5, 32])) {
+    const { total } = await heldFor(n, calls);
+    const per = total / n;
+    figures.push({
+      section: 'memory',
+      name: `per active trace at defaults (root open, ${calls} tool call${calls === 1 ? '' : 's'} done)`,
+      value: bytes(per),
+      ...(calls === 5 ? { target: `≤ ${bytes(PER_TRACE_TARGET)}`, met: per <= PER_TRACE_TARGET } : {}),
+      note: `heap with − without loopwatch over ${n.toLocaleString('en')} traces`,
+    });
+  }
+  if (process.env.CALLS) return figures;
+  const many = options.quick ? 5_000 : 100_000;
+  const capped = await heldFor(many, 5, {}, 1);
+  figures.push({
+    section: 'memory',
+    name: `${many.toLocaleString('en')} concurrent traces, defaults (maxTraces 10 000)`,
+    value: bytes(capped.total),
+    note: `${capped.tracked.toLocaleString('en')} tracked; beyond maxTraces the least recently active are dropped`,
+  });
+  const all = await heldFor(many, 5, { maxTraces: many }, 1);
+  figures.push({
+    section: 'memory',
+    name: `${many.toLocaleString('en')} concurrent traces, maxTraces ${many.toLocaleString('en')}`,
+    value: bytes(all.total),
+    note: `${all.tracked.toLocaleString('en')} tracked: ${bytes(all.total / Math.max(1, all.tracked))} each`,
+  });
+  return figures;
+}
+
+/**
+ * Traces passing through one processor, a million by default: finished runs (root ends) and
+ * abandoned ones (root never ends), heap sampled as they go. Bounded means the heap stops
+ * growing once `maxTraces` are tracked.
+ */
+export async function churnFigures(options: { quick: boolean; traces?: number }): Promise<Figure[]> {
+  if (!gc) return [{ section: 'churn', name: 'churn', value: 'skipped: run node with --expose-gc', met: false }];
+  const total = options.traces ?? (options.quick ? 20_000 : 1_000_000);
+  const withLoops = pipeline(true, {}, 1 << 16);
+  const samples: number[] = [];
+  const start = heapAfterGc();
+  const step = Math.max(1, Math.floor(total / 10));
+  for (let i = 0; i < total; i++) {
+    const root = activeRun(withLoops.tracer, i, 2);
+    // one run in ten is abandoned: its root never ends, so only eviction can drop its state
+    if (i % 10 !== 0) root.end();
+    if (i % 2_000 === 1_999) await withLoops.flush();
+    if (i % step === step - 1) samples.push(heapAfterGc() - start);
+  }
+  await withLoops.flush();
+  const tracked = withLoops.loops?.trackedTraces ?? 0;
+  const firstHalf = Math.max(...samples.slice(0, Math.ceil(samples.length / 2)));
+  const secondHalf = Math.max(...samples.slice(Math.ceil(samples.length / 2)));
+  await withLoops.shutdown();
+  const bounded = tracked <= 10_000 && secondHalf <= firstHalf + 16 * 1024 * 1024;
+  return [
+    {
+      section: 'churn',
+      name: `${total.toLocaleString('en')} traces through one processor (1 in 10 never ends)`,
+      value: `heap +${bytes(Math.max(...samples))} at most`,
+      target: 'bounded',
+      met: bounded,
+      note: `tracked at the end: ${tracked.toLocaleString('en')} (maxTraces 10 000); heap growth, first half ${bytes(firstHalf)}, second half ${bytes(secondHalf)}`,
+    },
+  ];
+}

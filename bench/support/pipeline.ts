@@ -1,0 +1,53 @@
+import { ROOT_CONTEXT, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from '../../dist/index.js';
+
+/** Accepts every batch and keeps nothing: the export step costs what the SDK itself costs. */
+class NoopExporter implements SpanExporter {
+  exported = 0;
+  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    this.exported += spans.length;
+    done({ code: ExportResultCode.SUCCESS });
+  }
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** A provider as an app sets it up: (loopwatch +) a batch processor exporting to a no-op exporter. */
+export interface Pipeline {
+  readonly tracer: Tracer;
+  readonly loops: LoopDetectionSpanProcessor | undefined;
+  readonly exporter: NoopExporter;
+  /** Exports everything buffered: part of each measured round, so export cost is counted. */
+  flush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export function pipeline(withLoopwatch: boolean, options: LoopDetectionSpanProcessorOptions = {}, queue = 1 << 16): Pipeline {
+  const exporter = new NoopExporter();
+  const loops = withLoopwatch ? new LoopDetectionSpanProcessor(options) : undefined;
+  const batch = new BatchSpanProcessor(exporter, { maxQueueSize: queue, maxExportBatchSize: 512, scheduledDelayMillis: 60_000 });
+  const processors: SpanProcessor[] = loops ? [loops as unknown as SpanProcessor, batch] : [batch];
+  const provider = new BasicTracerProvider({ spanProcessors: processors });
+  return {
+    tracer: provider.getTracer('loopwatch-bench', '1.0.0'),
+    loops,
+    exporter,
+    flush: () => provider.forceFlush(),
+    shutdown: () => provider.shutdown(),
+  };
+}
+
+/** A child span of `parent`, started with attributes, given more, ended: one span lifecycle. */
+export function childSpan(tracer: Tracer, parent: Context, name: string, start: Attributes, late?: Attributes): void {
+  const span = tracer.startSpan(name, { attributes: start }, parent);
+  if (late) span.setAttributes(late);
+  span.end();
+}
+
+export function rootSpan(tracer: Tracer, name: string, attributes: Attributes): { span: Span; context: Context } {
+  const span = tracer.startSpan(name, { attributes }, ROOT_CONTEXT);
+  return { span, context: trace.setSpan(ROOT_CONTEXT, span) };
+}

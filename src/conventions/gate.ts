@@ -1,0 +1,106 @@
+import type { ConventionAdapter, SpanView } from './types.js';
+
+/**
+ * What an adapter looks at, declared so that spans it can never claim or name are skipped in a
+ * few instructions: the processor runs on every span of the app, and almost none are tool spans.
+ * A gate is a necessary condition only: a span that passes still goes through the adapters.
+ */
+export interface AdapterGate {
+  /** Attribute keys whose presence (any value) may make the adapter claim or name the span. */
+  readonly keys?: readonly string[];
+  /** Attribute keys that matter only with one of these values. */
+  readonly values?: Readonly<Record<string, readonly unknown[]>>;
+  /** Exact span names the adapter claims. */
+  readonly names?: readonly string[];
+  /** Span-name prefixes the adapter claims. */
+  readonly namePrefixes?: readonly string[];
+}
+
+/**
+ * The union of the gates of a list of adapters. `test` answers with a bit mask of the adapters
+ * whose gate the span passes (bit i for adapter i), so that only those are asked: an adapter
+ * whose gate a span fails would answer "not mine, no names" anyway.
+ */
+export class SpanGate {
+  /** Key → the adapters interested in it whatever its value, and those interested in some values. */
+  private readonly keys = new Map<string, { any: number; byValue: Map<unknown, number> | undefined }>();
+  /**
+   * A cheap first filter on keys: bit set for (first character, eighth character) pairs that
+   * some gate key has. Most attribute keys of ordinary spans (`http.*`, `url.*`, `server.*`,
+   * `gen_ai.request.*`, ...) fail it and are never looked up.
+   */
+  private readonly firstChars = new Uint8Array(128 * 128);
+  private readonly names = new Map<string, number>();
+  private readonly prefixes: Array<{ readonly prefix: string; readonly mask: number }> = [];
+  /** Adapter lists by mask, in the order of the full list. */
+  private readonly subsets = new Map<number, readonly ConventionAdapter[]>();
+
+  constructor(private readonly adapters: readonly ConventionAdapter[]) {
+    const entry = (k: string): { any: number; byValue: Map<unknown, number> | undefined } => {
+      let e = this.keys.get(k);
+      if (!e) {
+        this.keys.set(k, (e = { any: 0, byValue: undefined }));
+        this.firstChars[charPair(k)] = 1;
+      }
+      return e;
+    };
+    adapters.forEach((a, i) => {
+      const bit = 1 << i;
+      const g = a.gate ?? {};
+      for (const k of g.keys ?? []) entry(k).any |= bit;
+      for (const [k, values] of Object.entries(g.values ?? {})) {
+        const e = entry(k);
+        const byValue = (e.byValue ??= new Map());
+        for (const v of values) byValue.set(v, (byValue.get(v) ?? 0) | bit);
+      }
+      for (const n of g.names ?? []) this.names.set(n, (this.names.get(n) ?? 0) | bit);
+      for (const prefix of g.namePrefixes ?? []) this.prefixes.push({ prefix, mask: bit });
+    });
+  }
+
+  /**
+   * The adapters that could claim or name this span, as a bit mask (0: none, the common case).
+   * One pass over the span's own attribute keys (a span has a handful; the gate knows a few
+   * dozen), then its name.
+   */
+  test(span: SpanView): number {
+    const attrs = span.attributes;
+    const firstChars = this.firstChars;
+    let mask = 0;
+    for (const k in attrs) {
+      if (firstChars[charPair(k)] === 0) continue;
+      const e = this.keys.get(k);
+      if (e === undefined) continue;
+      mask |= e.any;
+      if (e.byValue !== undefined) mask |= e.byValue.get(attrs[k]) ?? 0;
+    }
+    const name = span.name;
+    mask |= this.names.get(name) ?? 0;
+    for (const p of this.prefixes) if (name.startsWith(p.prefix)) mask |= p.mask;
+    return mask;
+  }
+
+  /** The adapters of `mask`, in list order. */
+  adaptersOf(mask: number): readonly ConventionAdapter[] {
+    let subset = this.subsets.get(mask);
+    if (subset === undefined) {
+      subset = this.adapters.filter((_, i) => (mask & (1 << i)) !== 0);
+      if (this.subsets.size < 1024) this.subsets.set(mask, subset);
+    }
+    return subset;
+  }
+}
+
+/** Index of a key's (first, eighth) character pair in `firstChars` (characters folded to 7 bits). */
+function charPair(k: string): number {
+  return ((k.charCodeAt(0) & 127) << 7) | (k.length > 7 ? k.charCodeAt(7) & 127 : 0);
+}
+
+/**
+ * The gate of `adapters`, or undefined when one of them declares none (it must see every span)
+ * or there are more than 31 of them (one bit each).
+ */
+export function gateOf(adapters: readonly ConventionAdapter[]): SpanGate | undefined {
+  if (adapters.length > 31 || adapters.some((a) => a.gate === undefined)) return undefined;
+  return new SpanGate(adapters);
+}

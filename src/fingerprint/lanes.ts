@@ -1,0 +1,183 @@
+import type { Hash } from './hash.js';
+import type { Units } from './units.js';
+
+/**
+ * The arithmetic of structural fingerprints. A node's hash is a pair of 32-bit lanes kept in
+ * integer registers from the leaves up and packed into a 53-bit `Hash` only once, at the root:
+ * packing and unpacking a float at every node (divisions, floors) cost more than the hashing.
+ * Functions "return" a pair through an `out` object (no allocation per node).
+ *
+ * - Leaves (text, numbers) are raw lanes: cheap, injective enough, not yet mixed.
+ * - Text: UTF-16 units paired into 32-bit words (unit 2k low, 2k + 1 high), words alternating
+ *   between the two lanes, a rotate, xor and multiply each; the length goes into lane a.
+ * - Numbers: the IEEE-754 bits.
+ * - Arrays: an order-dependent chain over the element lanes, then mixed (`finish`).
+ * - Objects and sets: the sum of mixed member hashes, so order cannot matter, then mixed.
+ * The root is mixed once more before packing.
+ */
+
+/** Where pair-valued functions write their result. */
+export interface LanePair {
+  ha: number;
+  hb: number;
+}
+
+const SEED_A = 0x9e3779b1 | 0;
+const SEED_B = 0x7f4a7c15;
+export const K_EVEN = 0x9e3779b1 | 0;
+export const K_ODD = 0x85ebca77 | 0;
+
+export function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h;
+}
+
+/** Mixes two raw lanes into a finished pair: every output bit depends on every input bit. */
+export function finish(out: LanePair, a: number, b: number): void {
+  const fa = fmix32(a ^ Math.imul(b ^ (b >>> 15), 0x2c1b3c6d));
+  out.hb = fmix32(b ^ Math.imul(fa ^ (fa >>> 13), 0x297a2d39));
+  out.ha = fa;
+}
+
+export function seedA(tag: number): number {
+  return SEED_A ^ tag;
+}
+
+export function seedB(tag: number): number {
+  return SEED_B ^ Math.imul(tag, 0x27d4eb2f);
+}
+
+function rotl7(x: number): number {
+  return (x << 7) | (x >>> 25);
+}
+
+/**
+ * Raw lanes of the text in `units[start, end)` salted by `tag`: a string, a member name. Returns
+ * whether a unit below U+0020 was seen (a control character: invalid inside a JSON string), found
+ * in the same pass since JSON-text hashing must reject what `JSON.parse` rejects.
+ */
+export function text(out: LanePair, tag: number, units: Units, start: number, end: number): boolean {
+  let a = SEED_A ^ tag;
+  let b = SEED_B ^ Math.imul(tag, 0x27d4eb2f);
+  // negative once a unit below 32 is seen: (unit & 0xffe0) - 1 < 0 exactly then
+  let low = 0;
+  const words = (end - start) >> 1;
+  const w32 = units.i32;
+  if ((start & 1) === 0) {
+    let j = start >> 1;
+    const stop = j + words;
+    for (; j + 1 < stop; j += 2) {
+      const w0 = w32[j] as number;
+      const w1 = w32[j + 1] as number;
+      low |= ((w0 & 0xffe0) - 1) | ((w0 >>> 21) - 1) | ((w1 & 0xffe0) - 1) | ((w1 >>> 21) - 1);
+      a = Math.imul(rotl7(a) ^ w0, K_EVEN);
+      b = Math.imul(rotl7(b) ^ w1, K_ODD);
+    }
+    if (j < stop) {
+      const w0 = w32[j] as number;
+      low |= ((w0 & 0xffe0) - 1) | ((w0 >>> 21) - 1);
+      a = Math.imul(rotl7(a) ^ w0, K_EVEN);
+    }
+  } else {
+    // the pairs straddle the array's words: each is the high half of one and the low half of the next
+    let j = (start - 1) >> 1;
+    let prev = w32[j] as number;
+    let k = 0;
+    for (; k + 1 < words; k += 2) {
+      const n1 = w32[j + 1] as number;
+      const n2 = w32[j + 2] as number;
+      const w0 = (prev >>> 16) | (n1 << 16);
+      const w1 = (n1 >>> 16) | (n2 << 16);
+      prev = n2;
+      j += 2;
+      low |= ((w0 & 0xffe0) - 1) | ((w0 >>> 21) - 1) | ((w1 & 0xffe0) - 1) | ((w1 >>> 21) - 1);
+      a = Math.imul(rotl7(a) ^ w0, K_EVEN);
+      b = Math.imul(rotl7(b) ^ w1, K_ODD);
+    }
+    if (k < words) {
+      const w0 = (prev >>> 16) | ((w32[j + 1] as number) << 16);
+      low |= ((w0 & 0xffe0) - 1) | ((w0 >>> 21) - 1);
+      a = Math.imul(rotl7(a) ^ w0, K_EVEN);
+    }
+  }
+  if (((end - start) & 1) !== 0) {
+    // the last unit alone, as the low half of a word
+    const c = units.u16[end - 1] as number;
+    low |= (c & 0xffe0) - 1;
+    if ((words & 1) === 0) a = Math.imul(rotl7(a) ^ c, K_EVEN);
+    else b = Math.imul(rotl7(b) ^ c, K_ODD);
+  }
+  out.ha = a ^ (end - start);
+  out.hb = b;
+  return low < 0;
+}
+
+/** `text` of a whole string read with `charCodeAt` (short texts: type names, big integers). Same lanes. */
+export function textOf(out: LanePair, tag: number, s: string): void {
+  let a = SEED_A ^ tag;
+  let b = SEED_B ^ Math.imul(tag, 0x27d4eb2f);
+  const n = s.length;
+  let k = 0;
+  for (let i = 0; i + 1 < n; i += 2, k++) {
+    const w = s.charCodeAt(i) | (s.charCodeAt(i + 1) << 16);
+    if ((k & 1) === 0) a = Math.imul(rotl7(a) ^ w, K_EVEN);
+    else b = Math.imul(rotl7(b) ^ w, K_ODD);
+  }
+  if ((n & 1) !== 0) {
+    const c = s.charCodeAt(n - 1);
+    if ((k & 1) === 0) a = Math.imul(rotl7(a) ^ c, K_EVEN);
+    else b = Math.imul(rotl7(b) ^ c, K_ODD);
+  }
+  out.ha = a ^ n;
+  out.hb = b;
+}
+
+const bits = new Float64Array(1);
+const bitLanes = new Int32Array(bits.buffer);
+
+/**
+ * Hash of a number, from its IEEE-754 bits: one value, one hash, however it was written (`1`,
+ * `1.0`, `1e0`), and no conversion to text. -0 counts as 0 and every NaN as one NaN.
+ */
+export function number(out: LanePair, tag: number, n: number): void {
+  bits[0] = n === 0 ? 0 : Number.isNaN(n) ? Number.NaN : n;
+  out.ha = SEED_A ^ tag ^ (bitLanes[0] as number);
+  out.hb = Math.imul(SEED_B ^ tag, K_ODD) ^ (bitLanes[1] as number);
+}
+
+/** One step of an ordered chain (arrays): order and position matter. */
+export function chainA(a: number, ea: number): number {
+  return Math.imul(((a << 13) | (a >>> 19)) ^ ea, K_EVEN);
+}
+
+export function chainB(b: number, eb: number): number {
+  return Math.imul(((b << 11) | (b >>> 21)) ^ eb, K_ODD);
+}
+
+/** The member hash of (name, value): finished, so that a sum of members is a sound set hash. */
+export function member(out: LanePair, ka: number, kb: number, va: number, vb: number): void {
+  finish(out, ka ^ Math.imul(va, K_EVEN), (kb ^ Math.imul(vb, K_ODD)) + 0x27d4eb2f);
+}
+
+/** The hash of an unordered collection (object, set) from the sums of its finished member hashes. */
+export function digest(out: LanePair, sa: number, sb: number, n: number, tag: number): void {
+  finish(out, sa ^ tag, (sb + Math.imul(n, K_EVEN)) | 0);
+}
+
+/** A finished constant: the hash of the empty text under `tag` (null, true, volatile, ...). */
+export function constant(tag: number): LanePair {
+  const out = { ha: 0, hb: 0 };
+  textOf(out, tag, '');
+  return out;
+}
+
+const TWO_32 = 4294967296;
+
+/** The 53-bit `Hash` of a finished pair. */
+export function pack(a: number, b: number): Hash {
+  return (b & 0x1fffff) * TWO_32 + (a >>> 0);
+}

@@ -1,0 +1,29 @@
+/**
+ * `npm run bench` runs: the quick mode of every section, on the built package, prints each
+ * figure and a table of the targets. The figures themselves are only indicative at this size
+ * (and the bench is not part of any timing in tests).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+describe('npm run bench', () => {
+  it('runs every section in quick mode and prints the targets', async () => {
+    expect(existsSync(join(ROOT, 'dist', 'index.js')), 'build first: npm test runs npm run build').toBe(true);
+    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/index.ts', '--quick'], {
+      cwd: ROOT,
+      maxBuffer: 16 << 20,
+      timeout: 90_000,
+    });
+    for (const title of ['Span lifecycle', 'Engine cost per tool call', 'Memory', 'Churn', 'loopwatch scan', 'Targets']) expect(stdout).toContain(`## ${title}`);
+    const targets = stdout.slice(stdout.indexOf('## Targets'));
+    for (const target of ['≤ 1.100×', '≤ 2.00 KiB', 'bounded', 'flat (≤ 1.25×)']) expect(targets).toContain(target);
+    expect(stdout).toMatch(/\d+ of 4 targets met\./);
+    // every lifecycle scenario got a ratio
+    expect(stdout.match(/\d+\.\d{3}×/g)?.length ?? 0).toBeGreaterThanOrEqual(6);
+  }, 120_000);
+});

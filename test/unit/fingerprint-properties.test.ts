@@ -1,0 +1,155 @@
+/**
+ * Properties of fingerprints over generated values (fast-check): what must not matter (key
+ * order, whitespace, JSON text vs structure) does not, what must matter (any other difference)
+ * does, JSON text is accepted exactly when JSON.parse accepts it, and the hashes are the same in
+ * another process.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { fingerprint, NOTE_MALFORMED_JSON, volatileKeySet, type FingerprintOptions } from '../../src/fingerprint/canonical.js';
+import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, mayHoldVolatile, normalizeKey, resultTextPattern, toUnits } from '../../src/fingerprint/volatile.js';
+
+const argumentKeys = volatileKeySet(DEFAULT_VOLATILE_ARGUMENT_KEYS);
+const resultKeys = volatileKeySet(DEFAULT_VOLATILE_RESULT_KEYS);
+const ARGS: FingerprintOptions = { side: 'arguments', volatileKeys: argumentKeys };
+const RESULT: FingerprintOptions = { side: 'result', volatileKeys: resultKeys };
+const hash = (v: unknown, o: FingerprintOptions = ARGS): number => fingerprint(v, o).hash;
+
+// Member names and text that are plain data: no volatile names, no text that trims, collapses or
+// holds JSON, so that two values differ as data exactly when they differ as JSON.
+const plainKey = fc.string({ minLength: 1, maxLength: 8 }).filter((k) => !argumentKeys.has(normalizeKey(k)) && !resultKeys.has(normalizeKey(k)));
+const plainText = fc.stringMatching(/^[a-z][a-z ,.!é]{0,14}[a-z]$/).filter((s) => !s.includes('  '));
+const plainJson = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, plainText, fc.integer({ min: -1e6, max: 1e6 }), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), tie('array'), tie('object')),
+  array: fc.array(tie('value'), { maxLength: 4 }),
+  object: fc.dictionary(plainKey, tie('value'), { maxKeys: 4 }),
+})).value;
+// Any JSON value: strings that hold JSON, volatile names, whitespace and numbers of every kind.
+const anyJson = fc.jsonValue({ maxDepth: 4 });
+// Text is read as structure when it holds an object or an array (a string holding `"x"` is text).
+const anyContainer = fc.oneof(fc.dictionary(fc.string(), anyJson, { maxKeys: 5 }), fc.array(anyJson, { maxLength: 5 }));
+
+const SPACES = [' ', '\n', '\t', '\r\n', '  '] as const;
+
+/** JSON text of `v` with members in a shuffled order and whitespace between tokens. */
+function reformat(v: unknown, rnd: () => number): string {
+  const ws = (): string => (rnd() < 0.5 ? '' : (SPACES[Math.floor(rnd() * SPACES.length)] ?? ' '));
+  if (Array.isArray(v)) return `[${ws()}${v.map((x) => reformat(x, rnd)).join(`${ws()},${ws()}`)}${ws()}]`;
+  if (v !== null && typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>).sort(() => rnd() - 0.5);
+    return `{${ws()}${entries.map(([k, x]) => `${JSON.stringify(k)}${ws()}:${ws()}${reformat(x, rnd)}`).join(`${ws()},${ws()}`)}${ws()}}`;
+  }
+  return JSON.stringify(v);
+}
+
+function seeded(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+}
+
+/** Equal as data: same structure and leaves, member order aside (-0 and 0 are one number). */
+function sameData(a: unknown, b: unknown): boolean {
+  if (typeof a === 'number' && typeof b === 'number') return a === b;
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameData(x, b[i]));
+  if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object') {
+    const ka = Object.keys(a).sort();
+    const kb = Object.keys(b).sort();
+    return ka.length === kb.length && ka.every((k, i) => k === kb[i] && sameData((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  }
+  return a === b;
+}
+
+describe('fingerprint properties', () => {
+  it('are invariant under key order and JSON whitespace, and a JSON string equals its structure', () => {
+    fc.assert(
+      fc.property(anyContainer, fc.integer(), (v, seed) => {
+        const rnd = seeded(seed);
+        for (const o of [ARGS, RESULT]) {
+          const h = hash(v, o);
+          expect(hash(JSON.stringify(v), o)).toBe(h);
+          expect(hash(reformat(v, rnd), o)).toBe(h);
+          expect(hash(`  ${reformat(v, rnd)}\n`, o)).toBe(h);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('differ for values that differ as data', () => {
+    fc.assert(
+      fc.property(plainJson, plainJson, (a, b) => {
+        fc.pre(!sameData(a, b));
+        expect(hash(a)).not.toBe(hash(b));
+        expect(hash(JSON.stringify(a))).not.toBe(hash(JSON.stringify(b)));
+        expect(hash(a, RESULT)).not.toBe(hash(b, RESULT));
+      }),
+      { numRuns: 1500 },
+    );
+    // and one small change anywhere in a larger value
+    fc.assert(
+      fc.property(fc.array(plainText, { minLength: 2, maxLength: 30 }), fc.nat(), (words, at) => {
+        const i = at % words.length;
+        const changed = [...words];
+        changed[i] = `${changed[i] ?? ''}x`;
+        expect(hash({ words })).not.toBe(hash({ words: changed }));
+      }),
+    );
+  });
+
+  it('read JSON text exactly when JSON.parse accepts it, and as text otherwise', () => {
+    const damaged = fc.tuple(anyJson, fc.nat(), fc.constantFrom('cut', 'raw-control', 'comma', 'quote', 'none')).map(([v, at, how]) => {
+      const t = JSON.stringify(v);
+      const i = t.length > 0 ? at % t.length : 0;
+      if (how === 'cut') return t.slice(0, i);
+      if (how === 'raw-control') return `${t.slice(0, i)}\u0001${t.slice(i)}`;
+      if (how === 'comma') return `${t.slice(0, i)},${t.slice(i)}`;
+      if (how === 'quote') return `${t.slice(0, i)}"${t.slice(i)}`;
+      return t;
+    });
+    fc.assert(
+      fc.property(damaged, (text) => {
+        const trimmed = text.trim();
+        const looksLikeJson = /^\{[\s\S]*\}$|^\[[\s\S]*\]$/.test(trimmed);
+        let parsed: { value: unknown } | undefined;
+        try {
+          parsed = { value: JSON.parse(text) as unknown };
+        } catch {
+          parsed = undefined;
+        }
+        for (const o of [ARGS, RESULT]) {
+          const fp = fingerprint(text, o);
+          if (looksLikeJson) expect((fp.notes & NOTE_MALFORMED_JSON) !== 0).toBe(parsed === undefined);
+          if (parsed !== undefined && looksLikeJson) expect(fp.hash).toBe(hash(parsed.value, o));
+        }
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('never skip the volatile-value pattern where it would match (the cheap pre-check is sound)', () => {
+    const bits = ['a', 'B', 'F', 'Z', 'x', '9', '5', '0', '1', ' ', '\t', '-', '_', ':', '.', 'ms', 's', 'sec', 'seconds', 'µs', 'pi', 'd', 'pid=', 'deadbeef', '12:30:45',
+      '2026-11-21T10:00:00Z', '550e8400-e29b-41d4-a716-446655440000', 'msg_01HXYZ8K2P3QRS', '01ARZ3NDEKTSV4RRFFQ69G5FAV', '1795240204296'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...bits), { maxLength: 24 }), (parts) => {
+        const s = parts.join('');
+        const pattern = resultTextPattern();
+        if (pattern.exec(s) !== null) expect(mayHoldVolatile(toUnits(s), 0, s.length)).toBe(true);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('are the same in another process (stable across runs)', () => {
+    const inputs = fc.sample(anyJson, { numRuns: 200, seed: 7 }).flatMap((v) => [v, JSON.stringify(v)]);
+    const here = inputs.map((v) => {
+      const a = fingerprint(v, ARGS);
+      const r = fingerprint(v, RESULT);
+      return `${a.hash} ${a.informative} ${r.hash} ${r.informative}`;
+    });
+    const child = join(__dirname, '..', 'support', 'fingerprint-child.ts');
+    const out = execFileSync(process.execPath, ['--import', 'tsx', child], { input: JSON.stringify(inputs), encoding: 'utf8', cwd: join(__dirname, '..', '..') });
+    expect(out.trim().split('\n')).toEqual(here);
+  });
+});
