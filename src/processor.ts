@@ -8,8 +8,9 @@ import {
 import { defaultAdapters, findToolAdapter, gateOf, readAgentName, readPromptName, type SpanGate } from './conventions/index.js';
 import type { ConventionAdapter, SpanView } from './conventions/types.js';
 import { resolveConfig, type LoopwatchConfig } from './detector/config.js';
+import { DeferredTrace } from './detector/deferred-trace.js';
 import { LoopEngine } from './detector/engine.js';
-import { buildToolCall, type RawToolCall } from './detector/tool-call.js';
+import type { RawToolCall } from './detector/tool-call.js';
 import type { LoopDetection } from './detector/types.js';
 import { ToolLoopError } from './errors.js';
 import { ATTR_LOOP_ACTION, takeGuardMark } from './guard/span-mark.js';
@@ -374,9 +375,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     if (fields.error) raw.error = fields.error;
     if (promptName !== undefined) raw.promptName = promptName;
     if (agentName !== undefined) raw.agentName = agentName;
-    const call = buildToolCall(this.engine, raw, this.reportProblem, this.reportNote);
-    const detector = (state.detector ??= this.engine.createTrace(traceId));
-    const found = detector.record(call, batchComplete);
+    const detector = (state.detector ??= new DeferredTrace(this.engine, traceId, this.reportProblem, this.reportNote));
+    const found = detector.record(raw, batchComplete);
     if (found.length === 0) return true;
     const preview = this.preview !== undefined && fields.arguments !== undefined ? argumentPreview(fields.arguments, this.preview) : undefined;
     for (const d of found) this.emit(preview !== undefined ? { ...d, argumentsPreview: preview } : d, state, open, writable, spanId);

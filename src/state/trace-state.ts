@@ -1,5 +1,5 @@
 import type { ConventionAdapter } from '../conventions/types.js';
-import type { TraceDetector } from '../detector/trace-detector.js';
+import type { DeferredTrace } from '../detector/deferred-trace.js';
 import type { ToolLoopError } from '../errors.js';
 import { SmallMap } from './small-map.js';
 import type { Touchable } from './trace-store.js';
@@ -50,7 +50,7 @@ export interface OpenBatch {
  */
 export class TraceState implements Touchable {
   touched = 0;
-  detector: TraceDetector | undefined;
+  detector: DeferredTrace | undefined;
   nextCallIndex = 0;
   private batchSeq = 0;
   /** The batch of parallel tool calls open under each parent span, by the parent's id. */

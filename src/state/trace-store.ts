@@ -12,11 +12,13 @@ export interface TraceStoreOptions {
 }
 
 const SWEEP_EVERY_MS = 1_000;
+const REORDER_AFTER_MS = 1_000;
 
 /**
  * Per-trace state with bounded memory however many traces pass: a Map kept in least-recently-used
- * order (touching moves an entry to the end), trimmed to `maxTraces` on insert and swept for idle
- * entries at most once a second, from the oldest end, so a sweep costs only what it removes.
+ * order to the second (touching moves an entry to the end when it was last moved over a second
+ * ago), trimmed to `maxTraces` on insert and swept for idle entries at most once a second, from
+ * the oldest end, so a sweep costs only what it removes.
  */
 export class TraceStore<T extends Touchable> {
   private readonly map = new Map<string, T>();
@@ -88,10 +90,15 @@ export class TraceStore<T extends Touchable> {
 
   private touch(traceId: string, state: T): void {
     const now = this.now();
+    // Re-inserting keeps the Map in order of use (iteration order is insertion order), but costs a
+    // delete and an insert, and the deleted slots make the Map rehash: on the hot path of every
+    // tool call that was a tenth of loopwatch's cost. Order only matters to idle eviction, which
+    // sweeps once a second, so an entry moves at most once a second.
+    if (now - state.touched >= REORDER_AFTER_MS) {
+      this.map.delete(traceId);
+      this.map.set(traceId, state);
+    }
     state.touched = now;
-    // re-insert: Map iteration order is insertion order, so the oldest entry is always first
-    this.map.delete(traceId);
-    this.map.set(traceId, state);
     this.maybeSweep(now);
   }
 

@@ -82,7 +82,8 @@ describe('span fixtures: each instrumentation dialect', () => {
       for (const v of content) expect(raw).not.toContain(v);
     });
 
-    it.runIf(f.failure !== undefined)('reads the failure the way this dialect records it', () => {
+    // dialects without a failure shape or a template name register no test rather than a skipped one
+    if (f.failure !== undefined) it('reads the failure the way this dialect records it', () => {
       const view = endView(f, true);
       const fields = findToolAdapter(conventions, view)?.readToolCall(view);
       expect(fields?.error).toBeDefined();
@@ -96,7 +97,7 @@ describe('span fixtures: each instrumentation dialect', () => {
       ]);
     });
 
-    it.runIf(f.expect.promptName !== undefined)('resolves the prompt template name where the dialect puts it', () => {
+    if (f.expect.promptName !== undefined) it('resolves the prompt template name where the dialect puts it', () => {
       const fromParent = readPromptName(conventions, { name: f.parent.name, attributes: f.parent.attributes });
       const fromTool = readPromptName(conventions, endView(f));
       expect(fromParent ?? fromTool).toBe(f.expect.promptName);
