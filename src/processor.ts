@@ -5,7 +5,7 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   GEN_AI_OPERATION_EXECUTE_TOOL,
 } from './conventions/attributes.js';
-import { defaultAdapters, findToolAdapter, gateOf, readAgentName, readPromptName, type SpanGate } from './conventions/index.js';
+import { claimingAdapter, defaultAdapters, gateOf, readAgentName, readClaimedCall, readPromptName, type SpanGate } from './conventions/index.js';
 import type { ConventionAdapter, SpanView } from './conventions/types.js';
 import { resolveConfig, type LoopwatchConfig } from './detector/config.js';
 import { DeferredTrace } from './detector/deferred-trace.js';
@@ -184,7 +184,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       if (mask === 0) return;
       // Some instrumentations (the Mastra bridge) only mark a span as a tool call at its end.
       const candidates = this.candidates(mask);
-      if (findToolAdapter(this.adapters, span, candidates)) this.evaluate(span, state ?? this.stateFor(span), span, undefined, candidates);
+      if (claimingAdapter(candidates, span)) this.evaluate(span, state ?? this.stateFor(span), span, undefined, candidates);
     } catch (e) {
       this.problem('onEnding', e);
     }
@@ -229,7 +229,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
 
   /** A span the gate let through: a tool span, or one with names of its own (or both). */
   private start(span: WritableToolSpan, parentContext: Context, candidates: readonly ConventionAdapter[]): void {
-    const tool = findToolAdapter(this.adapters, span, candidates);
+    const tool = claimingAdapter(candidates, span);
     const prompt = readPromptName(candidates, span);
     const agent = readAgentName(candidates, span);
     const { traceId, spanId } = span.spanContext();
@@ -243,10 +243,13 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     const inherited = state.namesOf(parentId);
     const promptNow = prompt ?? inherited?.prompt;
     const agentNow = agent ?? inherited?.agent;
-    if (promptNow !== undefined || agentNow !== undefined) {
-      const names = prompt === undefined && agent === undefined && inherited !== undefined ? inherited : { prompt: promptNow, agent: agentNow };
+    if (prompt !== undefined || agent !== undefined) {
+      const names = { prompt: promptNow, agent: agentNow };
       state.record(spanId, names);
       state.notice(names);
+    } else if (inherited !== undefined) {
+      // Only inherited: recorded when a first child starts (`passOn`), most tool spans have none.
+      state.notice(inherited);
     }
     if (!tool) return;
 
@@ -291,7 +294,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     state.forgetSpan(spanId);
     // A tool span that is its own local root (a tool server receiving remote calls) keeps the
     // trace: the next call of the same agent run arrives as another root.
-    if (isLocalRoot(span) && !isTool && !(mask !== 0 && findToolAdapter(this.adapters, span, candidates))) this.traces.delete(traceId);
+    if (isLocalRoot(span) && !isTool && !(mask !== 0 && claimingAdapter(candidates, span))) this.traces.delete(traceId);
   }
 
   /**
@@ -312,7 +315,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       batchComplete = state.leaveBatch(open.parentId, open.batch);
     } else {
       // Some instrumentations (the Mastra bridge) only mark a span as a tool call at its end.
-      const adapter = findToolAdapter(this.adapters, span, candidates);
+      const adapter = claimingAdapter(candidates, span);
       if (!adapter) return false;
       open = {
         adapter,
@@ -324,7 +327,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       };
     }
     this.traces.get(traceId);
-    const fields = open.adapter.readToolCall(span);
+    const fields = readClaimedCall(candidates, open.adapter, span);
     if (!fields) return true;
 
     // Some instrumentations (Langfuse, the Mastra bridge) name a span after it started: the parent,

@@ -25,22 +25,29 @@ export class SpanGate {
   /** Key → the adapters interested in it whatever its value, and those interested in some values. */
   private readonly keys = new Map<string, { any: number; byValue: Map<unknown, number> | undefined }>();
   /**
-   * A cheap first filter on keys: bit set for (first character, eighth character) pairs that
-   * some gate key has. Most attribute keys of ordinary spans (`http.*`, `url.*`, `server.*`,
-   * `gen_ai.request.*`, ...) fail it and are never looked up.
+   * A cheap first filter on keys: set for the (length, eighth character) pairs that some gate key
+   * has. Reading a length costs less than reading a character, so the length alone is tested
+   * first. Most attribute keys of ordinary spans (`http.*`, `url.*`, `server.*`,
+   * `gen_ai.request.*`, `gen_ai.provider.name`, ...) fail it and are never looked up.
    */
-  private readonly firstChars = new Uint8Array(128 * 128);
+  private readonly lengths = new Uint8Array(128);
+  private readonly shapes = new Uint8Array(128 * 128);
+  /** First characters of the names and prefixes of the gates: most span names start otherwise. */
+  private readonly nameStarts = new Uint8Array(128);
   private readonly names = new Map<string, number>();
   private readonly prefixes: Array<{ readonly prefix: string; readonly mask: number }> = [];
-  /** Adapter lists by mask, in the order of the full list. */
+  /** Adapter lists by mask, in the order of the full list (an array when masks are small). */
   private readonly subsets = new Map<number, readonly ConventionAdapter[]>();
+  private readonly smallSubsets: Array<readonly ConventionAdapter[] | undefined>;
 
   constructor(private readonly adapters: readonly ConventionAdapter[]) {
+    this.smallSubsets = adapters.length <= 8 ? new Array<readonly ConventionAdapter[] | undefined>(1 << adapters.length).fill(undefined) : [];
     const entry = (k: string): { any: number; byValue: Map<unknown, number> | undefined } => {
       let e = this.keys.get(k);
       if (!e) {
         this.keys.set(k, (e = { any: 0, byValue: undefined }));
-        this.firstChars[charPair(k)] = 1;
+        this.lengths[k.length & 127] = 1;
+        this.shapes[keyShape(k)] = 1;
       }
       return e;
     };
@@ -53,8 +60,16 @@ export class SpanGate {
         const byValue = (e.byValue ??= new Map());
         for (const v of values) byValue.set(v, (byValue.get(v) ?? 0) | bit);
       }
-      for (const n of g.names ?? []) this.names.set(n, (this.names.get(n) ?? 0) | bit);
-      for (const prefix of g.namePrefixes ?? []) this.prefixes.push({ prefix, mask: bit });
+      for (const n of g.names ?? []) {
+        this.names.set(n, (this.names.get(n) ?? 0) | bit);
+        this.nameStarts[n.charCodeAt(0) & 127] = 1;
+      }
+      for (const prefix of g.namePrefixes ?? []) {
+        this.prefixes.push({ prefix, mask: bit });
+        // an empty prefix matches every name: every first character passes
+        if (prefix === '') this.nameStarts.fill(1);
+        else this.nameStarts[prefix.charCodeAt(0) & 127] = 1;
+      }
     });
   }
 
@@ -65,16 +80,19 @@ export class SpanGate {
    */
   test(span: SpanView): number {
     const attrs = span.attributes;
-    const firstChars = this.firstChars;
+    const lengths = this.lengths;
+    const shapes = this.shapes;
     let mask = 0;
     for (const k in attrs) {
-      if (firstChars[charPair(k)] === 0) continue;
+      if (lengths[k.length & 127] === 0 || shapes[keyShape(k)] === 0) continue;
       const e = this.keys.get(k);
       if (e === undefined) continue;
       mask |= e.any;
       if (e.byValue !== undefined) mask |= e.byValue.get(attrs[k]) ?? 0;
     }
     const name = span.name;
+    // an empty name has no first character (NaN): only an empty name or prefix could match it
+    if (this.nameStarts[name.charCodeAt(0) & 127] === 0 && name !== '') return mask;
     mask |= this.names.get(name) ?? 0;
     for (const p of this.prefixes) if (name.startsWith(p.prefix)) mask |= p.mask;
     return mask;
@@ -82,6 +100,9 @@ export class SpanGate {
 
   /** The adapters of `mask`, in list order. */
   adaptersOf(mask: number): readonly ConventionAdapter[] {
+    if (mask < this.smallSubsets.length) {
+      return (this.smallSubsets[mask] ??= this.adapters.filter((_, i) => (mask & (1 << i)) !== 0));
+    }
     let subset = this.subsets.get(mask);
     if (subset === undefined) {
       subset = this.adapters.filter((_, i) => (mask & (1 << i)) !== 0);
@@ -91,9 +112,13 @@ export class SpanGate {
   }
 }
 
-/** Index of a key's (first, eighth) character pair in `firstChars` (characters folded to 7 bits). */
-function charPair(k: string): number {
-  return ((k.charCodeAt(0) & 127) << 7) | (k.length > 7 ? k.charCodeAt(7) & 127 : 0);
+/**
+ * Index of a key's (length, eighth character) pair in `shapes`, both folded to 7 bits (a key
+ * shorter than 8 has character 0). Keys of one namespace share their first characters, so the
+ * eighth, with the length, tells `gen_ai.provider.name` from `gen_ai.prompt.name`.
+ */
+function keyShape(k: string): number {
+  return ((k.length & 127) << 7) | (k.charCodeAt(7) & 127);
 }
 
 /**

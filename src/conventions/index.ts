@@ -44,8 +44,25 @@ export const defaultAdapters: readonly ConventionAdapter[] = [
  * adapters worth asking (those whose gate the span passes), in list order.
  */
 export function findToolAdapter(adapters: readonly ConventionAdapter[], span: SpanView, candidates = adapters): ConventionAdapter | undefined {
-  for (const a of candidates) if (a.isToolSpan(span)) return lateBound(adapters, a);
+  const a = claimingAdapter(candidates, span);
+  return a === undefined ? undefined : lateBound(adapters, a);
+}
+
+/** The first of `candidates` that claims `span` as a tool span, as it is now. */
+export function claimingAdapter(candidates: readonly ConventionAdapter[], span: SpanView): ConventionAdapter | undefined {
+  for (const a of candidates) if (a.isToolSpan(span)) return a;
   return undefined;
+}
+
+/**
+ * The call of a span that `chosen` claimed earlier (when it started), read by the adapter that
+ * claims it now, among `candidates` (the adapters whose gate it passes now), falling back on
+ * `chosen`: see `findToolAdapter`.
+ */
+export function readClaimedCall(candidates: readonly ConventionAdapter[], chosen: ConventionAdapter, span: SpanView): ToolCallFields | undefined {
+  const now = claimingAdapter(candidates, span);
+  if (now === undefined || now === chosen) return chosen.readToolCall(span);
+  return now.readToolCall(span) ?? chosen.readToolCall(span);
 }
 
 const bound = new WeakMap<readonly ConventionAdapter[], Map<ConventionAdapter, ConventionAdapter>>();
@@ -58,17 +75,7 @@ function lateBound(adapters: readonly ConventionAdapter[], chosen: ConventionAda
     wrapper = {
       name: chosen.name,
       isToolSpan: (span) => chosen.isToolSpan(span),
-      readToolCall(span: SpanView): ToolCallFields | undefined {
-        let now: ConventionAdapter | undefined;
-        for (const a of adapters) {
-          if (a.isToolSpan(span)) {
-            now = a;
-            break;
-          }
-        }
-        if (now === undefined || now === chosen) return chosen.readToolCall(span);
-        return now.readToolCall(span) ?? chosen.readToolCall(span);
-      },
+      readToolCall: (span: SpanView) => readClaimedCall(adapters, chosen, span),
       ...(chosen.gate ? { gate: chosen.gate } : {}),
       ...(chosen.promptName ? { promptName: (span: SpanView) => chosen.promptName?.(span) } : {}),
       ...(chosen.agentName ? { agentName: (span: SpanView) => chosen.agentName?.(span) } : {}),

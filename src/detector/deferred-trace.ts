@@ -8,9 +8,11 @@ export const MAX_DEFERRED_CHARS = 16 * 1024;
 const MAX_DEFERRED_CALLS = 16;
 const NONE: LoopDetection[] = [];
 
+/** A waiting call, in a list in call order (a list: most traces hold one, and an array costs more). */
 interface Deferred {
   readonly raw: RawToolCall;
   readonly batchComplete: boolean;
+  next: Deferred | undefined;
 }
 
 function textLength(v: unknown): number | undefined {
@@ -35,7 +37,9 @@ function textLength(v: unknown): number | undefined {
  */
 export class DeferredTrace {
   private detector: TraceDetector | undefined;
-  private waiting: Deferred[] | undefined;
+  private first: Deferred | undefined;
+  private last: Deferred | undefined;
+  private waitingCalls = 0;
   private waitingChars = 0;
 
   constructor(
@@ -47,7 +51,7 @@ export class DeferredTrace {
 
   /** Calls waiting to be fingerprinted (0 once the trace is evaluated eagerly). */
   get deferred(): number {
-    return this.waiting?.length ?? 0;
+    return this.waitingCalls;
   }
 
   /** Characters of argument and result text held for waiting calls. */
@@ -74,10 +78,13 @@ export class DeferredTrace {
     const result = textLength(raw.error ? undefined : raw.result);
     if (args === undefined || result === undefined) return false;
     if (this.engine.policies.get(raw.toolName).minCallThreshold < 2) return false;
-    const waiting = (this.waiting ??= []);
-    if (waiting.length >= MAX_DEFERRED_CALLS || this.waitingChars + args + result > MAX_DEFERRED_CHARS) return false;
-    for (const w of waiting) if (w.raw.toolName === raw.toolName) return false;
-    waiting.push({ raw, batchComplete });
+    if (this.waitingCalls >= MAX_DEFERRED_CALLS || this.waitingChars + args + result > MAX_DEFERRED_CHARS) return false;
+    for (let w = this.first; w !== undefined; w = w.next) if (w.raw.toolName === raw.toolName) return false;
+    const call: Deferred = { raw, batchComplete, next: undefined };
+    if (this.last === undefined) this.first = call;
+    else this.last.next = call;
+    this.last = call;
+    this.waitingCalls++;
     this.waitingChars += args + result;
     return true;
   }
@@ -87,12 +94,12 @@ export class DeferredTrace {
    * above); should one ever do, what it found is reported with the current call, not lost.
    */
   private replayWaiting(detector: TraceDetector): LoopDetection[] | undefined {
-    const waiting = this.waiting;
-    if (waiting === undefined) return undefined;
-    this.waiting = undefined;
+    const first = this.first;
+    this.first = this.last = undefined;
+    this.waitingCalls = 0;
     this.waitingChars = 0;
     let early: LoopDetection[] | undefined;
-    for (const w of waiting) {
+    for (let w = first; w !== undefined; w = w.next) {
       const found = detector.record(buildToolCall(this.engine, w.raw, this.onProblem, this.onNote), w.batchComplete);
       if (found.length > 0) (early ??= []).push(...found);
     }

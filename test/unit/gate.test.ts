@@ -1,0 +1,85 @@
+/**
+ * The span gate is a shortcut: it may let through spans no adapter wants, but it must never turn
+ * away one that an adapter would claim as a tool call or read a prompt or agent name from.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { customAdapter, defaultAdapters, gateOf } from '../../src/conventions/index.js';
+import type { ConventionAdapter, SpanView } from '../../src/conventions/types.js';
+
+const inHouse = customAdapter({
+  toolSpan: { attribute: 'acme.kind', equals: 'tool' },
+  toolName: 'acme.tool',
+  arguments: 'acme.args',
+  promptName: 'acme.prompt',
+  agentName: 'acme.agent',
+});
+const byName = customAdapter({ toolSpan: { spanName: 'tool:' }, toolName: 'acme.tool' });
+const adapters: readonly ConventionAdapter[] = [inHouse, byName, ...defaultAdapters];
+
+/** Every key some adapter reads, near misses of them (same length or same eighth character) and ordinary keys. */
+const keys = [
+  'ai.operationId', 'ai.toolCall.name', 'ai.toolCall.args', 'ai.telemetry.metadata.promptName', 'ai.settings.context.promptName',
+  'openinference.span.kind', 'tool.name', 'input.value', 'output.value', 'traceloop.span.kind', 'traceloop.entity.name',
+  'traceloop.entity.input', 'traceloop.prompt.key', 'langsmith.span.kind', 'langfuse.observation.type', 'langfuse.observation.prompt.name',
+  'langfuse.prompt.name', 'mastra.span.type', 'mastra.metadata.promptName', 'mastra.metadata.agentName', 'gen_ai.operation.name',
+  'gen_ai.tool.name', 'gen_ai.tool.call.arguments', 'gen_ai.prompt.name', 'gen_ai.agent.name', 'acme.kind', 'acme.tool', 'acme.prompt',
+  'acme.agent', 'gen_ai.provider.name', 'gen_ai.request.model', 'http.request.method', 'server.address', 'url.full', 'x', '',
+  'gen_ai.prompt.namf', 'gen_ai.agent.namx', 'acme.kinD', 'traceloop.span.kinx',
+];
+const values = ['execute_tool', 'chat', 'tool', 'TOOL', 'tool_call', 'AGENT', 'x', 'support-v2', '{"q":1}', 42, true];
+const names = ['execute_tool search', 'execute_tool', 'ai.toolCall', 'tool:search', 'tool', 'POST', 'chat gpt-4.1', '', 'e', 'a'];
+
+const spanView: fc.Arbitrary<SpanView> = fc.record({
+  name: fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 14 })),
+  attributes: fc.dictionary(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...keys) }, fc.string({ maxLength: 24 })), fc.constantFrom(...values), {
+    maxKeys: 8,
+  }),
+});
+
+function wants(a: ConventionAdapter, span: SpanView): boolean {
+  return a.isToolSpan(span) || a.promptName?.(span) !== undefined || a.agentName?.(span) !== undefined;
+}
+
+describe('span gate', () => {
+  const gate = gateOf(adapters);
+
+  it('exists for the built-in and mapped adapters', () => {
+    expect(gate).toBeDefined();
+  });
+
+  it('never turns away a span an adapter claims or names', () => {
+    fc.assert(
+      fc.property(spanView, (span) => {
+        const mask = gate?.test(span) ?? 0;
+        adapters.forEach((a, i) => {
+          if (wants(a, span)) expect(mask & (1 << i), `${a.name} wants ${JSON.stringify(span)}`).not.toBe(0);
+        });
+        // and the adapters it lets through are those of the mask, in order
+        expect(gate?.adaptersOf(mask)).toEqual(adapters.filter((_, i) => (mask & (1 << i)) !== 0));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('turns away the spans of ordinary work without asking any adapter', () => {
+    const http: SpanView = {
+      name: 'POST',
+      attributes: { 'http.request.method': 'POST', 'server.address': 'api.example.com', 'url.full': 'https://api.example.com/x', 'http.response.status_code': 200 },
+    };
+    const chat: SpanView = {
+      name: 'chat gpt-4.1-mini',
+      attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4.1-mini' },
+    };
+    expect(gate?.test(http)).toBe(0);
+    expect(gate?.test(chat)).toBe(0);
+    expect(gate?.test({ name: '', attributes: {} })).toBe(0);
+  });
+
+  it('lets through a tool span by its name alone, and by a value of a key', () => {
+    const bit = (a: ConventionAdapter): number => 1 << adapters.indexOf(a);
+    expect((gate?.test({ name: 'tool:lookup', attributes: {} }) ?? 0) & bit(byName)).not.toBe(0);
+    expect((gate?.test({ name: 'x', attributes: { 'acme.kind': 'tool' } }) ?? 0) & bit(inHouse)).not.toBe(0);
+    expect((gate?.test({ name: 'x', attributes: { 'acme.kind': 'span' } }) ?? 0) & bit(inHouse)).toBe(0);
+  });
+});
