@@ -81,6 +81,25 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
    */
   private endingSpan: object | undefined;
   private endingMask = 0;
+  /** The span in `onEnding` was a leaf that nothing claims or names: it has nothing to forget. */
+  private endingBare = false;
+  /** Its own prompt and agent names, when `onEnding` read them (a tool span). */
+  private endingNamesRead = false;
+  private endingPrompt: string | undefined;
+  private endingAgent: string | undefined;
+  /** It was evaluated as a tool call; or no adapter claimed it. */
+  private endingTool = false;
+  private endingNotTool = false;
+  /**
+   * The span that started last, not looked at yet. Most spans are leaves: nothing else starts or
+   * ends between their start and their end, so what their start would do is done at their end,
+   * from one test of their attributes instead of two (a leaf has no children to pass names on
+   * to, and its place among the trace's starts is the same). Any other hook, and `abortSignal`,
+   * first settles it as its start would have. Until the SDK is seen to call `onEnding` (2.3 and
+   * later), spans are settled when they start.
+   */
+  private pendingSpan: WritableToolSpan | undefined;
+  private pendingContext: Context | undefined;
   private readonly onLoop: LoopDetectionSpanProcessorOptions['onLoop'];
   private readonly promptResolver: LoopDetectionSpanProcessorOptions['promptName'];
   private readonly normalize: boolean;
@@ -122,6 +141,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
 
   /** Traces currently tracked (for tests and monitoring). */
   get trackedTraces(): number {
+    this.settleContained();
     return this.traces.size;
   }
 
@@ -131,6 +151,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
    * agent's model calls. Without a trace to bind to, the signal never aborts and `diag` says why.
    */
   abortSignal(target?: Span | Context | string): AbortSignal {
+    this.settleContained();
     try {
       const traceId = traceIdOf(target);
       if (traceId === undefined) {
@@ -152,15 +173,11 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   onStart(span: WritableToolSpan, parentContext: Context): void {
     if (this.isShutdown) return;
     try {
-      const mask = this.gate === undefined ? ALL : this.gate.test(span);
-      if (mask === 0) {
-        // The common case: neither a tool call nor named. At most its parent now has a child to
-        // pass names on to; that costs a lookup, and only in traces loopwatch tracks.
-        const state = this.traces.peek(span.spanContext().traceId);
-        if (state !== undefined) this.passOn(state, span, parentContext);
-        return;
-      }
-      this.start(span, parentContext, this.candidates(mask));
+      if (this.pendingSpan !== undefined) this.settle();
+      this.pendingSpan = span;
+      this.pendingContext = parentContext;
+      // Without onEnding (SDK < 2.3) a span is read-only by the time it ends: its start can't wait.
+      if (!this.endingSupported) this.settle();
     } catch (e) {
       this.problem('onStart', e);
     }
@@ -170,9 +187,25 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     this.endingSupported = true;
     if (this.isShutdown) return;
     try {
-      const mask = this.gate === undefined ? ALL : this.gate.test(span);
+      // A leaf: nothing started or ended since it started, so what its start would have done is
+      // done now, from the same test of its attributes as its end.
+      const leaf = this.pendingSpan === span;
+      let parentContext: Context | undefined;
+      if (leaf) {
+        parentContext = this.pendingContext;
+        this.pendingSpan = undefined;
+        this.pendingContext = undefined;
+      } else if (this.pendingSpan !== undefined) this.settle();
+      const mask = this.test(span);
       this.endingSpan = span;
       this.endingMask = mask;
+      // a leaf nothing claims or names was never recorded: nothing is open for it
+      this.endingBare = leaf && mask === 0;
+      if (this.endingBare) return;
+      this.endingNamesRead = false;
+      this.endingTool = false;
+      this.endingNotTool = false;
+      if (leaf && this.start(span, parentContext, this.candidates(mask), true)) return;
       const { traceId, spanId } = span.spanContext();
       const state = this.traces.peek(traceId);
       const open = state?.open?.get(spanId);
@@ -185,6 +218,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       // Some instrumentations (the Mastra bridge) only mark a span as a tool call at its end.
       const candidates = this.candidates(mask);
       if (claimingAdapter(candidates, span)) this.evaluate(span, state ?? this.stateFor(span), span, undefined, candidates);
+      else this.endingNotTool = true;
     } catch (e) {
       this.problem('onEnding', e);
     }
@@ -193,6 +227,15 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   onEnd(span: ReadableToolSpan): void {
     if (this.isShutdown) return;
     try {
+      // without onEnding (SDK < 2.3) a span may still be waiting for its start to be looked at
+      if (this.pendingSpan !== undefined) this.settle();
+      if (span === this.endingSpan && this.endingBare) {
+        // The common case: a leaf nothing claims or names has nothing to forget, unless it is
+        // the local root of a trace tracked for another reason (`abortSignal`).
+        this.endingSpan = undefined;
+        if (isLocalRoot(span)) this.traces.delete(span.spanContext().traceId);
+        return;
+      }
       this.end(span);
     } catch (e) {
       this.problem('onEnd', e);
@@ -205,8 +248,41 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
 
   shutdown(): Promise<void> {
     this.isShutdown = true;
+    this.pendingSpan = undefined;
+    this.pendingContext = undefined;
     this.traces.clear();
     return Promise.resolve();
+  }
+
+  private test(span: ReadableToolSpan): number {
+    return this.gate === undefined ? ALL : this.gate.test(span);
+  }
+
+  private settleContained(): void {
+    if (this.pendingSpan === undefined || this.isShutdown) return;
+    try {
+      this.settle();
+    } catch (e) {
+      this.problem('onStart', e);
+    }
+  }
+
+  /** Looks at the span that started last, as its start would have (see `pendingSpan`). */
+  private settle(): void {
+    const span = this.pendingSpan;
+    const parentContext = this.pendingContext;
+    this.pendingSpan = undefined;
+    this.pendingContext = undefined;
+    if (span === undefined) return;
+    const mask = this.test(span);
+    if (mask === 0) {
+      // The common case: neither a tool call nor named. At most its parent now has a child to
+      // pass names on to; that costs a lookup, and only in traces loopwatch tracks.
+      const state = this.traces.peek(span.spanContext().traceId);
+      if (state !== undefined) this.passOn(state, span, parentContext);
+      return;
+    }
+    this.start(span, parentContext, this.candidates(mask));
   }
 
   /** The adapters worth asking about a span, from the gate's answer. */
@@ -219,7 +295,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   }
 
   /** The parent of `span` has a child now: if it passes names on, it is recorded (see `TraceState`). */
-  private passOn(state: TraceState, span: ReadableToolSpan, parentContext: Context): void {
+  private passOn(state: TraceState, span: ReadableToolSpan, parentContext: Context | undefined): void {
     const parentId = parentIdOf(span);
     if (parentId === undefined || state.knows(parentId)) return;
     const parent = parentContext !== undefined ? trace.getSpan(parentContext) : undefined;
@@ -228,14 +304,19 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   }
 
   /** A span the gate let through: a tool span, or one with names of its own (or both). */
-  private start(span: WritableToolSpan, parentContext: Context, candidates: readonly ConventionAdapter[]): void {
+  /**
+   * The start of a span the gate let through (a tool span, or one with names of its own, or
+   * both). `leaf`: the span is ending too (see `pendingSpan`); a tool span is then evaluated at
+   * once, without being recorded as open, and the answer is true.
+   */
+  private start(span: WritableToolSpan, parentContext: Context | undefined, candidates: readonly ConventionAdapter[], leaf = false): boolean {
     const tool = claimingAdapter(candidates, span);
     const prompt = readPromptName(candidates, span);
     const agent = readAgentName(candidates, span);
     const { traceId, spanId } = span.spanContext();
     let state = this.traces.peek(traceId);
     if (!state) {
-      if (!tool && prompt === undefined && agent === undefined) return;
+      if (!tool && prompt === undefined && agent === undefined) return false;
       state = this.traces.getOrCreate(traceId, () => new TraceState());
     }
     this.passOn(state, span, parentContext);
@@ -251,16 +332,28 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       // Only inherited: recorded when a first child starts (`passOn`), most tool spans have none.
       state.notice(inherited);
     }
-    if (!tool) return;
+    if (!tool) return false;
+    if (leaf) {
+      const batch = state.openBatchOf(parentId);
+      const call: OpenToolCall = {
+        adapter: tool,
+        callIndex: ++state.nextCallIndex,
+        batch: batch ?? state.newBatchKey(),
+        parentId,
+        parent: undefined,
+        inherited,
+      };
+      this.evaluate(span, state, span, call, candidates, { complete: batch === undefined, prompt, agent, parentContext });
+      return true;
+    }
 
     this.traces.get(traceId);
-    const parentSpan = parentContext !== undefined ? trace.getSpan(parentContext) : undefined;
     (state.open ??= new SmallMap()).set(spanId, {
       adapter: tool,
       callIndex: ++state.nextCallIndex,
       batch: state.joinBatch(parentId),
       parentId,
-      parent: parentSpan && parentSpan.spanContext().spanId === parentId ? (parentSpan as unknown as AnnotatableSpan) : undefined,
+      parent: parentSpanOf(parentContext, parentId),
       inherited,
     });
     // Set now so that it is exported even on SDKs without onEnding.
@@ -268,13 +361,15 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     if (promptName !== undefined && span.attributes[ATTR_GEN_AI_PROMPT_NAME] === undefined) {
       span.setAttribute(ATTR_GEN_AI_PROMPT_NAME, promptName);
     }
+    return false;
   }
 
   private end(span: ReadableToolSpan): void {
     const { traceId, spanId } = span.spanContext();
     const state = this.traces.peek(traceId);
     if (!state) return;
-    const mask = span === this.endingSpan ? this.endingMask : this.gate === undefined ? ALL : this.gate.test(span);
+    const memo = span === this.endingSpan;
+    const mask = memo ? this.endingMask : this.test(span);
     this.endingSpan = undefined;
     const candidates = this.candidates(mask);
     let isTool = false;
@@ -286,15 +381,21 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       if (open !== undefined || mask !== 0) isTool = this.evaluate(span, state, undefined, open, candidates);
     }
     if (mask !== 0) {
-      const latePrompt = readPromptName(candidates, span);
+      const read = memo && this.endingNamesRead;
+      const latePrompt = read ? this.endingPrompt : readPromptName(candidates, span);
       if (latePrompt !== undefined) state.lastPrompt = latePrompt;
-      const lateAgent = readAgentName(candidates, span);
+      const lateAgent = read ? this.endingAgent : readAgentName(candidates, span);
       if (lateAgent !== undefined) state.lastAgent = lateAgent;
     }
     state.forgetSpan(spanId);
     // A tool span that is its own local root (a tool server receiving remote calls) keeps the
     // trace: the next call of the same agent run arrives as another root.
-    if (isLocalRoot(span) && !isTool && !(mask !== 0 && claimingAdapter(candidates, span))) this.traces.delete(traceId);
+    if (!isLocalRoot(span) || isTool || mask === 0) {
+      if (isLocalRoot(span) && !isTool) this.traces.delete(traceId);
+      return;
+    }
+    const claimed = memo && this.endingTool ? true : memo && this.endingNotTool ? false : claimingAdapter(candidates, span) !== undefined;
+    if (!claimed) this.traces.delete(traceId);
   }
 
   /**
@@ -307,12 +408,13 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     writable: WritableToolSpan | undefined,
     started: OpenToolCall | undefined,
     candidates: readonly ConventionAdapter[],
+    leaf?: LeafStart,
   ): boolean {
     const { traceId, spanId } = span.spanContext();
     let open = started;
     let batchComplete = true;
     if (open) {
-      batchComplete = state.leaveBatch(open.parentId, open.batch);
+      batchComplete = leaf ? leaf.complete : state.leaveBatch(open.parentId, open.batch);
     } else {
       // Some instrumentations (the Mastra bridge) only mark a span as a tool call at its end.
       const adapter = claimingAdapter(candidates, span);
@@ -327,23 +429,31 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       };
     }
     this.traces.get(traceId);
-    const fields = readClaimedCall(candidates, open.adapter, span);
+    if (writable) this.endingTool = true;
+    // (a leaf's adapter was chosen from its attributes as they are now: no need to ask again)
+    const fields = leaf ? open.adapter.readToolCall(span) : readClaimedCall(candidates, open.adapter, span);
     if (!fields) return true;
 
-    // Some instrumentations (Langfuse, the Mastra bridge) name a span after it started: the parent,
-    // still open, is read again now.
-    const parentNow = readableParent(open.parent);
-    const promptName =
-      readPromptName(candidates, span) ??
-      this.resolvePrompt(span) ??
-      open.inherited?.prompt ??
-      (parentNow ? readPromptName(this.adapters, parentNow) : undefined) ??
-      state.lastPrompt;
-    const agentName =
-      readAgentName(candidates, span) ??
-      open.inherited?.agent ??
-      (parentNow ? readAgentName(this.adapters, parentNow) : undefined) ??
-      state.lastAgent;
+    const ownPrompt = leaf ? leaf.prompt : readPromptName(candidates, span);
+    const ownAgent = leaf ? leaf.agent : readAgentName(candidates, span);
+    if (writable) {
+      this.endingNamesRead = true;
+      this.endingPrompt = ownPrompt;
+      this.endingAgent = ownAgent;
+    }
+    let promptName = ownPrompt ?? this.resolvePrompt(span) ?? open.inherited?.prompt;
+    let agentName = ownAgent ?? open.inherited?.agent;
+    if (promptName === undefined || agentName === undefined) {
+      // Some instrumentations (Langfuse, the Mastra bridge) name a span after it started: the
+      // parent, still open, is read again now.
+      const parentNow = readableParent(open.parent ?? (leaf ? parentSpanOf(leaf.parentContext, open.parentId) : undefined));
+      if (parentNow) {
+        promptName ??= readPromptName(this.adapters, parentNow);
+        agentName ??= readAgentName(this.adapters, parentNow);
+      }
+    }
+    promptName ??= state.lastPrompt;
+    agentName ??= state.lastAgent;
     if (writable) this.annotateToolSpan(writable, fields.toolName, promptName);
 
     // The dispatcher guard answered this call with a hint or refused it: the tool never ran, so
@@ -456,6 +566,22 @@ function say(level: 'error' | 'warn' | 'debug', message: string): void {
   } catch {
     // nothing left to tell it with
   }
+}
+
+/** What `start` learnt of a leaf tool span that it hands to `evaluate` at once. */
+interface LeafStart {
+  /** Its batch ends with it (no other call of the batch is running). */
+  readonly complete: boolean;
+  /** Its own names, as read by `start`. */
+  readonly prompt: string | undefined;
+  readonly agent: string | undefined;
+  readonly parentContext: Context | undefined;
+}
+
+/** The parent span of a span starting in `parentContext`, when that is the span `parentId`. */
+function parentSpanOf(parentContext: Context | undefined, parentId: string | undefined): AnnotatableSpan | undefined {
+  const parent = parentContext !== undefined ? trace.getSpan(parentContext) : undefined;
+  return parent && parent.spanContext().spanId === parentId ? (parent as unknown as AnnotatableSpan) : undefined;
 }
 
 /** The open parent as a span view, when it is an SDK span (it has a name and attributes). */

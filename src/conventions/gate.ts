@@ -16,22 +16,33 @@ export interface AdapterGate {
   readonly namePrefixes?: readonly string[];
 }
 
+/** A key some gate looks at: the adapters interested in it whatever its value, and by value. */
+interface KeyEntry {
+  readonly key: string;
+  any: number;
+  /** Values that interest some adapter, beside their adapters (parallel arrays, short). */
+  readonly values: unknown[];
+  readonly valueMasks: number[];
+}
+
 /**
  * The union of the gates of a list of adapters. `test` answers with a bit mask of the adapters
  * whose gate the span passes (bit i for adapter i), so that only those are asked: an adapter
  * whose gate a span fails would answer "not mine, no names" anyway.
  */
 export class SpanGate {
-  /** Key → the adapters interested in it whatever its value, and those interested in some values. */
-  private readonly keys = new Map<string, { any: number; byValue: Map<unknown, number> | undefined }>();
   /**
-   * A cheap first filter on keys: set for the (length, eighth character) pairs that some gate key
-   * has. Reading a length costs less than reading a character, so the length alone is tested
-   * first. Most attribute keys of ordinary spans (`http.*`, `url.*`, `server.*`,
-   * `gen_ai.request.*`, `gen_ai.provider.name`, ...) fail it and are never looked up.
+   * A cheap first filter on keys, by (length, eighth character) pair (see `keyShape`): 0 for the
+   * pairs no gate key has, else 1 + the index of the one gate key that has it in `keyList`, or
+   * `SHARED` when several do. Most attribute keys of ordinary spans (`http.*`, `url.*`,
+   * `server.*`, `gen_ai.request.*`, `gen_ai.provider.name`, ...) find 0 and cost no lookup; a key
+   * that finds an index is compared with that one gate key, which for interned strings (attribute
+   * keys and gate keys are) is a pointer comparison.
    */
-  private readonly lengths = new Uint8Array(128);
-  private readonly shapes = new Uint8Array(128 * 128);
+  private readonly shapes = new Uint8Array(32 * 128);
+  private readonly keyList: KeyEntry[] = [];
+  /** Key → its entry, for shapes that several gate keys share. */
+  private readonly keys = new Map<string, KeyEntry>();
   /** First characters of the names and prefixes of the gates: most span names start otherwise. */
   private readonly nameStarts = new Uint8Array(128);
   private readonly names = new Map<string, number>();
@@ -42,12 +53,15 @@ export class SpanGate {
 
   constructor(private readonly adapters: readonly ConventionAdapter[]) {
     this.smallSubsets = adapters.length <= 8 ? new Array<readonly ConventionAdapter[] | undefined>(1 << adapters.length).fill(undefined) : [];
-    const entry = (k: string): { any: number; byValue: Map<unknown, number> | undefined } => {
+    const entry = (k: string): KeyEntry => {
       let e = this.keys.get(k);
       if (!e) {
-        this.keys.set(k, (e = { any: 0, byValue: undefined }));
-        this.lengths[k.length & 127] = 1;
-        this.shapes[keyShape(k)] = 1;
+        e = { key: k, any: 0, values: [], valueMasks: [] };
+        this.keys.set(k, e);
+        this.keyList.push(e);
+        const shape = keyShape(k);
+        // 1-based index while it fits below SHARED; beyond that every key goes through the Map
+        this.shapes[shape] = this.shapes[shape] === 0 && this.keyList.length < SHARED ? this.keyList.length : SHARED;
       }
       return e;
     };
@@ -57,8 +71,14 @@ export class SpanGate {
       for (const k of g.keys ?? []) entry(k).any |= bit;
       for (const [k, values] of Object.entries(g.values ?? {})) {
         const e = entry(k);
-        const byValue = (e.byValue ??= new Map());
-        for (const v of values) byValue.set(v, (byValue.get(v) ?? 0) | bit);
+        for (const v of values) {
+          const at = e.values.indexOf(v);
+          if (at >= 0) e.valueMasks[at] = (e.valueMasks[at] ?? 0) | bit;
+          else {
+            e.values.push(v);
+            e.valueMasks.push(bit);
+          }
+        }
       }
       for (const n of g.names ?? []) {
         this.names.set(n, (this.names.get(n) ?? 0) | bit);
@@ -80,15 +100,15 @@ export class SpanGate {
    */
   test(span: SpanView): number {
     const attrs = span.attributes;
-    const lengths = this.lengths;
     const shapes = this.shapes;
     let mask = 0;
     for (const k in attrs) {
-      if (lengths[k.length & 127] === 0 || shapes[keyShape(k)] === 0) continue;
-      const e = this.keys.get(k);
-      if (e === undefined) continue;
+      const slot = shapes[keyShape(k)] as number;
+      if (slot === 0) continue;
+      const e = slot === SHARED ? this.keys.get(k) : this.keyList[slot - 1];
+      if (e === undefined || e.key !== k) continue;
       mask |= e.any;
-      if (e.byValue !== undefined) mask |= e.byValue.get(attrs[k]) ?? 0;
+      if (e.values.length > 0) mask |= valueMaskOf(e, attrs[k]);
     }
     const name = span.name;
     // an empty name has no first character (NaN): only an empty name or prefix could match it
@@ -112,13 +132,22 @@ export class SpanGate {
   }
 }
 
+/** `SpanGate.shapes` value of a (length, eighth character) pair that several gate keys have. */
+const SHARED = 255;
+
 /**
- * Index of a key's (length, eighth character) pair in `shapes`, both folded to 7 bits (a key
- * shorter than 8 has character 0). Keys of one namespace share their first characters, so the
- * eighth, with the length, tells `gen_ai.provider.name` from `gen_ai.prompt.name`.
+ * Index of a key's (length, eighth character) pair in `SpanGate.shapes`, folded to 5 and 7 bits
+ * (a key shorter than 8 has character 0). Keys of one namespace share their first characters, so
+ * the eighth, with the length, tells `gen_ai.provider.name` from `gen_ai.prompt.name`.
  */
 function keyShape(k: string): number {
-  return ((k.length & 127) << 7) | (k.charCodeAt(7) & 127);
+  return ((k.length & 31) << 7) | (k.charCodeAt(7) & 127);
+}
+
+function valueMaskOf(e: KeyEntry, value: unknown): number {
+  let mask = 0;
+  for (let i = 0; i < e.values.length; i++) if (e.values[i] === value) mask |= e.valueMasks[i] as number;
+  return mask;
 }
 
 /**

@@ -81,6 +81,20 @@ export class TraceState implements Touchable {
     return batch.key;
   }
 
+  /**
+   * For a call that starts and ends at once (it never stays open): the key of the batch open under
+   * `parentId`, which it joins and leaves, not the last to end; or undefined when none is open.
+   */
+  openBatchOf(parentId: string | undefined): string | undefined {
+    const batch = this.batches?.get(parentId ?? '-');
+    return batch !== undefined && batch.open > 0 ? batch.key : undefined;
+  }
+
+  /** A batch of its own, for such a call when no batch is open. */
+  newBatchKey(): string {
+    return String(this.batchSeq++);
+  }
+
   /** A call of the batch ended; true when it was the last one still running. */
   leaveBatch(parentId: string | undefined, key: string): boolean {
     const batch = this.batches?.get(parentId ?? '-');

@@ -19,9 +19,17 @@ const REORDER_AFTER_MS = 1_000;
  * order to the second (touching moves an entry to the end when it was last moved over a second
  * ago), trimmed to `maxTraces` on insert and swept for idle entries at most once a second, from
  * the oldest end, so a sweep costs only what it removes.
+ *
+ * The newest trace is held beside the Map, and enters it only when a newer one comes. In an app
+ * that runs one agent at a time a trace comes and goes without touching the Map, and a Map that
+ * goes from one entry to none reallocates its table on every delete: that was a tenth of
+ * loopwatch's cost per trace.
  */
 export class TraceStore<T extends Touchable> {
   private readonly map = new Map<string, T>();
+  /** The newest trace, not in `map`. */
+  private hotId: string | undefined;
+  private hot: T | undefined;
   /**
    * The last trace looked up: spans of one trace come in runs, and the SDK hands every span of a
    * trace the same trace-id string, so this is usually one pointer comparison instead of a hash.
@@ -38,13 +46,13 @@ export class TraceStore<T extends Touchable> {
   }
 
   get size(): number {
-    return this.map.size;
+    return this.map.size + (this.hot !== undefined ? 1 : 0);
   }
 
   /** Looks up without touching. */
   peek(traceId: string): T | undefined {
     if (traceId === this.lastId) return this.last;
-    const state = this.map.get(traceId);
+    const state = this.find(traceId);
     this.lastId = traceId;
     this.last = state;
     return state;
@@ -52,13 +60,13 @@ export class TraceStore<T extends Touchable> {
 
   /** Looks up and marks as used. */
   get(traceId: string): T | undefined {
-    const state = this.map.get(traceId);
+    const state = this.find(traceId);
     if (state) this.touch(traceId, state);
     return state;
   }
 
   getOrCreate(traceId: string, create: (now: number) => T): T {
-    const existing = this.map.get(traceId);
+    const existing = this.find(traceId);
     if (existing) {
       this.touch(traceId, existing);
       return existing;
@@ -66,21 +74,34 @@ export class TraceStore<T extends Touchable> {
     const now = this.now();
     const state = create(now);
     state.touched = now;
-    this.map.set(traceId, state);
+    if (this.hotId !== undefined && this.hot !== undefined) this.map.set(this.hotId, this.hot);
+    this.hotId = traceId;
+    this.hot = state;
     this.forgetLast();
-    while (this.map.size > this.options.maxTraces) this.dropOldest();
+    while (this.size > this.options.maxTraces) this.dropOldest();
     this.maybeSweep(now);
     return state;
   }
 
   delete(traceId: string): void {
-    this.map.delete(traceId);
+    if (traceId === this.hotId) this.dropHot();
+    else this.map.delete(traceId);
     this.forgetLast();
   }
 
   clear(): void {
     this.map.clear();
+    this.dropHot();
     this.forgetLast();
+  }
+
+  private find(traceId: string): T | undefined {
+    return traceId === this.hotId ? this.hot : this.map.get(traceId);
+  }
+
+  private dropHot(): void {
+    this.hotId = undefined;
+    this.hot = undefined;
   }
 
   private forgetLast(): void {
@@ -94,7 +115,7 @@ export class TraceStore<T extends Touchable> {
     // delete and an insert, and the deleted slots make the Map rehash: on the hot path of every
     // tool call that was a tenth of loopwatch's cost. Order only matters to idle eviction, which
     // sweeps once a second, so an entry moves at most once a second.
-    if (now - state.touched >= REORDER_AFTER_MS) {
+    if (now - state.touched >= REORDER_AFTER_MS && state !== this.hot) {
       this.map.delete(traceId);
       this.map.set(traceId, state);
     }
@@ -104,8 +125,10 @@ export class TraceStore<T extends Touchable> {
 
   private dropOldest(): void {
     const first = this.map.keys().next();
-    if (first.done) return;
-    this.map.delete(first.value);
+    if (first.done) {
+      if (this.hot === undefined) return;
+      this.dropHot();
+    } else this.map.delete(first.value);
     this.forgetLast();
     this.evicted++;
   }
@@ -114,6 +137,11 @@ export class TraceStore<T extends Touchable> {
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
     const limit = now - this.options.idleMs;
+    if (this.hot !== undefined && this.hot.touched <= limit) {
+      this.dropHot();
+      this.forgetLast();
+      this.evicted++;
+    }
     for (const [id, state] of this.map) {
       if (state.touched > limit) break;
       this.map.delete(id);
