@@ -20,20 +20,27 @@ export interface GuardMark {
 
 // Keyed by the span object, so only the processor's own tool span can pick a mark up, and it is
 // collected with the span. Global so that the ESM and CommonJS builds, loaded side by side, share it.
-const REGISTRY = Symbol.for('loopwatch.guard.span-marks.v1');
+// `unread` counts marks set and not taken yet: while it is 0 (no guard in the app, or none of its
+// marks pending) the processor skips the lookup on every tool call.
+const REGISTRY = Symbol.for('loopwatch.guard.span-marks.v2');
 
-let cached: WeakMap<object, GuardMark> | undefined;
+interface Registry {
+  readonly marks: WeakMap<object, GuardMark>;
+  unread: number;
+}
 
-function registry(): WeakMap<object, GuardMark> {
+let cached: Registry | undefined;
+
+function registry(): Registry {
   if (cached) return cached;
-  const g = globalThis as unknown as Record<symbol, WeakMap<object, GuardMark> | undefined>;
-  let marks = g[REGISTRY];
-  if (!marks) {
-    marks = new WeakMap();
-    g[REGISTRY] = marks;
+  const g = globalThis as unknown as Record<symbol, Registry | undefined>;
+  let r = g[REGISTRY];
+  if (!r) {
+    r = { marks: new WeakMap(), unread: 0 };
+    g[REGISTRY] = r;
   }
-  cached = marks;
-  return marks;
+  cached = r;
+  return r;
 }
 
 /** The span active where the guard runs (the tool span when the agent's instrumentation made one). */
@@ -49,13 +56,19 @@ export function activeSpan(): { readonly span: object; readonly traceId: string;
 }
 
 export function markSpan(span: object, mark: GuardMark): void {
-  registry().set(span, mark);
+  const r = registry();
+  if (!r.marks.has(span)) r.unread++;
+  r.marks.set(span, mark);
 }
 
 /** The guard's mark on `span`, removed as it is read (a span is evaluated once). */
 export function takeGuardMark(span: object): GuardMark | undefined {
-  const marks = registry();
-  const mark = marks.get(span);
-  if (mark) marks.delete(span);
+  const r = registry();
+  if (r.unread === 0) return undefined;
+  const mark = r.marks.get(span);
+  if (mark) {
+    r.marks.delete(span);
+    r.unread--;
+  }
   return mark;
 }
