@@ -8,8 +8,9 @@ import { compare, type CompareOptions, type Comparison } from './support/side-by
 
 /**
  * The span lifecycle (start with attributes, set more, end, export through a batch processor to a
- * no-op exporter) with and without loopwatch, side by side. Each round runs whole traces and then
- * flushes the batch processor, so the export step is inside the measured time. Spans carry the
+ * no-op exporter) with and without loopwatch, side by side. Each round runs whole traces and
+ * exports a batch every `BATCH_SPANS` spans and at its end, so the export step is inside the
+ * measured time. Spans carry the
  * attributes their instrumentations write (gen_ai and HTTP semantic conventions).
  */
 
@@ -215,10 +216,9 @@ export async function measureScenario(index: number, quick: boolean): Promise<Co
 /**
  * Each scenario runs in several fresh processes, one after the other, and the figure is the
  * median of their medians. Within one process the rounds are paired and alternate, so drift
- * cancels; but each process compiles the SDK and loopwatch its own way (what V8 inlines, where
- * the collector lands), and process medians of the same build differ by more than any one
- * process's spread suggests (1.09× to 1.27× for the mix, in one sitting). `--quick` measures in
- * one process per scenario.
+ * cancels; but each process compiles the SDK and loopwatch its own way (what V8 inlines), so
+ * process medians of one build differ by a few hundredths (1.12× to 1.17× for the mix, in one
+ * sitting). `--quick` measures in one process per scenario.
  */
 export async function lifecycle(options: LifecycleOptions): Promise<Figure[]> {
   const figures: Figure[] = [];

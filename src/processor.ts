@@ -50,7 +50,6 @@ export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
   readonly argumentPreview?: boolean | ArgumentPreviewOptions;
 }
 
-type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** "Every adapter": when there is no gate. */
 const ALL = -1;
@@ -475,19 +474,20 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       return true;
     }
 
-    const raw: Writable<RawToolCall> = {
+    // one shape for every call, absent fields undefined
+    const raw: RawToolCall = {
       toolName: fields.toolName,
+      arguments: fields.arguments,
+      result: fields.result,
+      error: fields.error,
       startTime: hrTimeToMs(span.startTime),
       endTime: hrTimeToMs(span.endTime),
       batch: open.batch,
       callIndex: open.callIndex,
       spanId,
+      promptName,
+      agentName,
     };
-    if (fields.arguments !== undefined) raw.arguments = fields.arguments;
-    if (fields.result !== undefined) raw.result = fields.result;
-    if (fields.error) raw.error = fields.error;
-    if (promptName !== undefined) raw.promptName = promptName;
-    if (agentName !== undefined) raw.agentName = agentName;
     const detector = (state.detector ??= new DeferredTrace(this.engine, traceId, this.reportProblem, this.reportNote));
     const found = detector.record(raw, batchComplete);
     if (found.length === 0) return true;

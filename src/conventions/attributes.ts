@@ -81,14 +81,15 @@ export function toolCallFields(
   error: RawError | undefined,
   callId: string | undefined,
 ): ToolCallFields {
-  // (assigned one by one: spreading literals costs an object each, on every tool call)
-  const fields: { -readonly [K in keyof ToolCallFields]: ToolCallFields[K] } = { toolName };
-  if (args !== undefined && args !== null) fields.arguments = args;
-  // a failed call's "result" is usually the error text: the outcome is the error class
-  if (result !== undefined && result !== null && !error) fields.result = result;
-  if (error) fields.error = error;
-  if (callId !== undefined) fields.callId = callId;
-  return fields;
+  // One shape for every call, absent fields undefined: it is built on every tool call.
+  return {
+    toolName,
+    arguments: args === null ? undefined : args,
+    // a failed call's "result" is usually the error text: the outcome is the error class
+    result: result === null || error ? undefined : result,
+    error,
+    callId,
+  };
 }
 
 /**

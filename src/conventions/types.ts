@@ -27,8 +27,8 @@ export interface ToolCallFields {
   /** Raw result; absent when not captured or when the call failed. */
   readonly result?: unknown;
   /** Present when the call failed. */
-  readonly error?: RawError;
-  readonly callId?: string;
+  readonly error?: RawError | undefined;
+  readonly callId?: string | undefined;
 }
 
 /**

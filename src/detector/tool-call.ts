@@ -20,14 +20,14 @@ export interface RawToolCall {
   /** Raw result; `undefined` when not captured. Ignored when `error` is set. */
   readonly result?: unknown;
   /** Present when the call failed. */
-  readonly error?: RawError;
+  readonly error?: RawError | undefined;
   readonly startTime: number;
   readonly endTime: number;
   readonly batch: string;
   readonly callIndex: number;
-  readonly spanId?: string;
-  readonly promptName?: string;
-  readonly agentName?: string;
+  readonly spanId?: string | undefined;
+  readonly promptName?: string | undefined;
+  readonly agentName?: string | undefined;
 }
 
 /**

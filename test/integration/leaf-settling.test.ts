@@ -26,7 +26,7 @@ const text = fc.constantFrom('{"q":"a"}', '{"q":"b"}', '{"q":"a" }', '{"path":"x
 const result = fc.constantFrom('"none"', '"found"', '{"n":1}');
 
 const leafStep: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('tool' as const), tool, args: text, result, fails: fc.boolean({ noBias: true }), child: fc.boolean() }) },
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('tool' as const), tool, args: text, result, fails: fc.boolean(), child: fc.boolean() }) },
   {
     weight: 1,
     arbitrary: fc
