@@ -316,7 +316,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     let state = this.traces.peek(traceId);
     if (!state) {
       if (!tool && prompt === undefined && agent === undefined) return false;
-      state = this.traces.getOrCreate(traceId, () => new TraceState());
+      state = this.traces.add(traceId, new TraceState());
     }
     this.passOn(state, span, parentContext);
     const parentId = parentIdOf(span);

@@ -71,8 +71,15 @@ export class TraceStore<T extends Touchable> {
       this.touch(traceId, existing);
       return existing;
     }
+    return this.add(traceId, create(this.now()));
+  }
+
+  /**
+   * Adds the state of a trace that has none (`peek` said so): the caller builds it, so that its
+   * constructor is called where the compiler sees it, not through a callback.
+   */
+  add(traceId: string, state: T): T {
     const now = this.now();
-    const state = create(now);
     state.touched = now;
     if (this.hotId !== undefined && this.hot !== undefined) this.map.set(this.hotId, this.hot);
     this.hotId = traceId;
