@@ -214,7 +214,9 @@ export class Walker implements LanePair {
       if ((first === 123 && last === 125) || (first === 91 && last === 93)) {
         if (end - start <= MAX_JSON_TEXT) {
           if (this.jsonText(units, raw, start, end, depth)) return;
-          this.notes |= NOTE_MALFORMED_JSON;
+          // Only the whole value is worth a warning: a string inside it that merely has braces
+          // at both ends (a template "{name}", a pattern) is text, and was never meant as JSON.
+          if (depth === 0) this.notes |= NOTE_MALFORMED_JSON;
         } else {
           this.notes |= NOTE_HUGE_TEXT;
         }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fingerprint, volatileKeySet, MAX_DEPTH } from '../../src/fingerprint/canonical.js';
+import { fingerprint, volatileKeySet, MAX_DEPTH, NOTE_MALFORMED_JSON } from '../../src/fingerprint/canonical.js';
 import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS } from '../../src/fingerprint/volatile.js';
 import { toHex } from '../../src/fingerprint/hash.js';
 
@@ -109,6 +109,18 @@ describe('fingerprints', () => {
     const cut = full.slice(0, 50);
     expect(() => args(cut)).not.toThrow();
     expect(args(cut).hash).toBe(args(cut).hash);
+  });
+
+  it('notes malformed JSON only for the whole value, not for a string inside that has braces at both ends', () => {
+    const malformed = (fp: { notes: number }): boolean => (fp.notes & NOTE_MALFORMED_JSON) !== 0;
+    expect(malformed(args('{"q": "abc}'))).toBe(true);
+    expect(malformed(args('[1, 2'.concat(']]')))).toBe(true);
+    // a template and a pattern: text, not broken JSON (found by the JSON-text property test)
+    for (const v of ['{"template":"{name}"}', '[["{!}"]]', { pattern: '[a-z]' }]) {
+      expect(malformed(args(v)), JSON.stringify(v)).toBe(false);
+      expect(malformed(result(v)), JSON.stringify(v)).toBe(false);
+    }
+    expect(args('{"template":"{name}"}').hash).toBe(args({ template: '{name}' }).hash);
   });
 
   it('is stable across runs (golden value)', () => {
