@@ -86,9 +86,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   private endingNamesRead = false;
   private endingPrompt: string | undefined;
   private endingAgent: string | undefined;
-  /** It was evaluated as a tool call; or no adapter claimed it. */
-  private endingTool = false;
-  private endingNotTool = false;
+  /** Whether `onEnding` found an adapter claiming it (undefined: it did not ask). */
+  private endingClaimed: boolean | undefined;
   /**
    * The span that started last, not looked at yet. Most spans are leaves: nothing else starts or
    * ends between their start and their end, so what their start would do is done at their end,
@@ -157,7 +156,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
         say('warn', 'abortSignal() found no active trace; call it inside the agent span or pass a span, context or trace id');
         return new AbortController().signal;
       }
-      const state = this.traces.getOrCreate(traceId, () => new TraceState());
+      const state = this.stateOf(traceId);
       if (!state.controller) {
         state.controller = new AbortController();
         if (state.stopped) state.controller.abort(state.stopped);
@@ -202,8 +201,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       this.endingBare = leaf && mask === 0;
       if (this.endingBare) return;
       this.endingNamesRead = false;
-      this.endingTool = false;
-      this.endingNotTool = false;
+      this.endingClaimed = undefined;
       if (leaf && this.start(span, parentContext, this.candidates(mask), true)) return;
       const { traceId, spanId } = span.spanContext();
       const state = this.traces.peek(traceId);
@@ -216,8 +214,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       if (mask === 0) return;
       // Some instrumentations (the Mastra bridge) only mark a span as a tool call at its end.
       const candidates = this.candidates(mask);
-      if (claimingAdapter(candidates, span)) this.evaluate(span, state ?? this.stateFor(span), span, undefined, candidates);
-      else this.endingNotTool = true;
+      if (claimingAdapter(candidates, span)) this.evaluate(span, state ?? this.stateOf(traceId), span, undefined, candidates);
+      else this.endingClaimed = false;
     } catch (e) {
       this.problem('onEnding', e);
     }
@@ -289,8 +287,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     return mask === ALL || this.gate === undefined ? this.adapters : this.gate.adaptersOf(mask);
   }
 
-  private stateFor(span: ReadableToolSpan): TraceState {
-    return this.traces.getOrCreate(span.spanContext().traceId, () => new TraceState());
+  private stateOf(traceId: string): TraceState {
+    return this.traces.getOrCreate(traceId, () => new TraceState());
   }
 
   /** The parent of `span` has a child now: if it passes names on, it is recorded (see `TraceState`). */
@@ -302,7 +300,6 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     state.passOn(parentId, grandparentId);
   }
 
-  /** A span the gate let through: a tool span, or one with names of its own (or both). */
   /**
    * The start of a span the gate let through (a tool span, or one with names of its own, or
    * both). `leaf`: the span is ending too (see `pendingSpan`); a tool span is then evaluated at
@@ -389,11 +386,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     state.forgetSpan(spanId);
     // A tool span that is its own local root (a tool server receiving remote calls) keeps the
     // trace: the next call of the same agent run arrives as another root.
-    if (!isLocalRoot(span) || isTool || mask === 0) {
-      if (isLocalRoot(span) && !isTool) this.traces.delete(traceId);
-      return;
-    }
-    const claimed = memo && this.endingTool ? true : memo && this.endingNotTool ? false : claimingAdapter(candidates, span) !== undefined;
+    if (!isLocalRoot(span) || isTool) return;
+    const claimed = mask !== 0 && ((memo ? this.endingClaimed : undefined) ?? claimingAdapter(candidates, span) !== undefined);
     if (!claimed) this.traces.delete(traceId);
   }
 
@@ -428,7 +422,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       };
     }
     this.traces.get(traceId);
-    if (writable) this.endingTool = true;
+    if (writable) this.endingClaimed = true;
     // (a leaf's adapter was chosen from its attributes as they are now: no need to ask again)
     const fields = leaf ? open.adapter.readToolCall(span) : readClaimedCall(candidates, open.adapter, span);
     if (!fields) return true;

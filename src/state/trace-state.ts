@@ -75,8 +75,7 @@ export class TraceState implements Touchable {
       current.open++;
       return current.key;
     }
-    // unique in the trace: only compared with other keys of this trace
-    const batch = { key: String(this.batchSeq++), open: 1 };
+    const batch = { key: this.newBatchKey(), open: 1 };
     batches.set(parent, batch);
     return batch.key;
   }
@@ -90,8 +89,9 @@ export class TraceState implements Touchable {
     return batch !== undefined && batch.open > 0 ? batch.key : undefined;
   }
 
-  /** A batch of its own, for such a call when no batch is open. */
+  /** A batch of its own, for such a call when no batch is open (and for `joinBatch`). */
   newBatchKey(): string {
+    // unique in the trace: only compared with other keys of this trace
     return String(this.batchSeq++);
   }
 

@@ -65,13 +65,13 @@ export class TraceStore<T extends Touchable> {
     return state;
   }
 
-  getOrCreate(traceId: string, create: (now: number) => T): T {
+  getOrCreate(traceId: string, create: () => T): T {
     const existing = this.find(traceId);
     if (existing) {
       this.touch(traceId, existing);
       return existing;
     }
-    return this.add(traceId, create(this.now()));
+    return this.add(traceId, create());
   }
 
   /**

@@ -1,7 +1,9 @@
 import { context, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { LoopDetectionSpanProcessor, type LoopDetection, type LoopDetectionSpanProcessorOptions } from '../../src/index.js';
+import type { LoopDetectionSpanProcessor} from '../../src/index.js';
+import { type LoopDetection, type LoopDetectionSpanProcessorOptions } from '../../src/index.js';
+import { collectingProcessor } from '../support/collecting-processor.js';
 
 /**
  * A real SDK 2.x provider for the AI SDK tests: the exporting processor first, loopwatch second
@@ -28,8 +30,7 @@ export function useContextManager(): void {
 export function aiHarness(options: LoopDetectionSpanProcessorOptions = {}): AiHarness {
   useContextManager();
   const exporter = new InMemorySpanExporter();
-  const detections: LoopDetection[] = [];
-  const loops = new LoopDetectionSpanProcessor({ ...options, onLoop: (d) => void detections.push(d) });
+  const { loops, detections } = collectingProcessor(options);
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter), loops as unknown as SpanProcessor] });
   return { tracer: provider.getTracer('app'), exporter, loops, detections, provider, shutdown: () => provider.shutdown() };
 }

@@ -7,7 +7,9 @@
 import { diag, DiagLogLevel, ROOT_CONTEXT, trace, type Attributes, type Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { customAdapter, defaultAdapters, LoopDetectionSpanProcessor, type LoopDetection, type LoopDetectionSpanProcessorOptions } from '../../src/index.js';
+import type { LoopDetectionSpanProcessor} from '../../src/index.js';
+import { customAdapter, defaultAdapters, type LoopDetection, type LoopDetectionSpanProcessorOptions } from '../../src/index.js';
+import { collectingProcessor } from '../support/collecting-processor.js';
 
 interface Logged {
   readonly level: 'error' | 'warn' | 'info' | 'debug' | 'verbose';
@@ -35,14 +37,7 @@ interface Pipeline {
 
 function pipeline(options: LoopDetectionSpanProcessorOptions = {}): Pipeline {
   const exporter = new InMemorySpanExporter();
-  const detections: LoopDetection[] = [];
-  const loops = new LoopDetectionSpanProcessor({
-    ...options,
-    onLoop: (d) => {
-      detections.push(d);
-      return options.onLoop?.(d);
-    },
-  });
+  const { loops, detections } = collectingProcessor(options);
   const provider = new BasicTracerProvider({ spanProcessors: [loops as unknown as SpanProcessor, new SimpleSpanProcessor(exporter)] });
   return { tracer: provider.getTracer('faults'), exporter, loops, detections, started: 0 };
 }

@@ -11,7 +11,8 @@ import { ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Span, type Trac
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LoopDetectionSpanProcessor, type LoopDetection } from '../../src/index.js';
+import { LoopDetectionSpanProcessor } from '../../src/index.js';
+import { collectingProcessor } from '../support/collecting-processor.js';
 
 /** What an agent does under its root span, step by step (spans are started and ended explicitly). */
 type Step =
@@ -102,8 +103,7 @@ interface Outcome {
 
 function outcome(list: Step[], eager: boolean): Outcome {
   const exporter = new InMemorySpanExporter();
-  const detections: LoopDetection[] = [];
-  const loops = new LoopDetectionSpanProcessor({ onLoop: (d) => void detections.push(d) });
+  const { loops, detections } = collectingProcessor();
   const first: SpanProcessor = eager
     ? {
         onStart: (span, ctx) => {

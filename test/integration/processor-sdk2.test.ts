@@ -8,7 +8,9 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LoopDetectionSpanProcessor, ToolLoopError, type LoopDetection, type LoopDetectionSpanProcessorOptions } from '../../src/index.js';
+import type { LoopDetectionSpanProcessor} from '../../src/index.js';
+import { ToolLoopError, type LoopDetection, type LoopDetectionSpanProcessorOptions } from '../../src/index.js';
+import { collectingProcessor } from '../support/collecting-processor.js';
 
 const contextManager = new AsyncLocalStorageContextManager();
 beforeAll(() => {
@@ -34,14 +36,7 @@ afterEach(async () => {
 
 function harness(options: LoopDetectionSpanProcessorOptions = {}, wrap?: (p: LoopDetectionSpanProcessor) => SpanProcessor): Harness {
   const exporter = new InMemorySpanExporter();
-  const detections: LoopDetection[] = [];
-  const loops = new LoopDetectionSpanProcessor({
-    ...options,
-    onLoop: (d) => {
-      detections.push(d);
-      return options.onLoop?.(d);
-    },
-  });
+  const { loops, detections } = collectingProcessor(options);
   // The exporting processor is registered first on purpose: all onEnding hooks run before any onEnd.
   const provider = new BasicTracerProvider({
     spanProcessors: [new SimpleSpanProcessor(exporter), wrap ? wrap(loops) : (loops as unknown as SpanProcessor)],
