@@ -376,6 +376,16 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       if (open !== undefined) state.forgetCall(spanId);
       if (open !== undefined || mask !== 0) isTool = this.evaluate(span, state, undefined, open, candidates);
     }
+    // The local root ends its trace, and nothing of the trace is worth remembering any more; but a
+    // tool span that is its own local root (a tool server receiving remote calls) keeps it: the
+    // next call of the same agent run arrives as another root.
+    if (isLocalRoot(span) && !isTool) {
+      const claimed = mask !== 0 && ((memo ? this.endingClaimed : undefined) ?? claimingAdapter(candidates, span) !== undefined);
+      if (!claimed) {
+        this.traces.delete(traceId);
+        return;
+      }
+    }
     if (mask !== 0) {
       const read = memo && this.endingNamesRead;
       const latePrompt = read ? this.endingPrompt : readPromptName(candidates, span);
@@ -384,11 +394,6 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       if (lateAgent !== undefined) state.lastAgent = lateAgent;
     }
     state.forgetSpan(spanId);
-    // A tool span that is its own local root (a tool server receiving remote calls) keeps the
-    // trace: the next call of the same agent run arrives as another root.
-    if (!isLocalRoot(span) || isTool) return;
-    const claimed = mask !== 0 && ((memo ? this.endingClaimed : undefined) ?? claimingAdapter(candidates, span) !== undefined);
-    if (!claimed) this.traces.delete(traceId);
   }
 
   /**

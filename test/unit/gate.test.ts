@@ -17,7 +17,7 @@ const inHouse = customAdapter({
 const byName = customAdapter({ toolSpan: { spanName: 'tool:' }, toolName: 'acme.tool' });
 const adapters: readonly ConventionAdapter[] = [inHouse, byName, ...defaultAdapters];
 
-/** Every key some adapter reads, near misses of them (same length or same eighth character) and ordinary keys. */
+/** Every key some adapter reads, near misses of them (same length, one character off) and ordinary keys. */
 const keys = [
   'ai.operationId', 'ai.toolCall.name', 'ai.toolCall.args', 'ai.telemetry.metadata.promptName', 'ai.settings.context.promptName',
   'openinference.span.kind', 'tool.name', 'input.value', 'output.value', 'traceloop.span.kind', 'traceloop.entity.name',
@@ -81,5 +81,20 @@ describe('span gate', () => {
     expect((gate?.test({ name: 'tool:lookup', attributes: {} }) ?? 0) & bit(byName)).not.toBe(0);
     expect((gate?.test({ name: 'x', attributes: { 'acme.kind': 'tool' } }) ?? 0) & bit(inHouse)).not.toBe(0);
     expect((gate?.test({ name: 'x', attributes: { 'acme.kind': 'span' } }) ?? 0) & bit(inHouse)).toBe(0);
+  });
+
+  it('finds gate keys built at run time and keys longer than its length slots', () => {
+    // a key of 70 characters shares its slot with keys of 6 (70 mod 64), built by joining so that
+    // neither string is a literal the engine interned
+    const long = ['acme', 'x'.repeat(60), 'kind'].join('.');
+    const short = ['acme', 'k'].join('.');
+    expect(long.length % 64).toBe(short.length);
+    const longKind = customAdapter({ toolSpan: { attribute: long, equals: 'tool' }, toolName: short });
+    const shortKind = customAdapter({ toolSpan: { attribute: short, equals: 'tool' }, toolName: long });
+    const g = gateOf([longKind, shortKind]);
+    const attrs = (key: string): Record<string, string> => ({ [['acme', 'x'.repeat(60), 'kindX'].join('.')]: 'tool', [key.split('').join('')]: 'tool' });
+    expect(g?.test({ name: 'x', attributes: attrs(long) })).toBe(1);
+    expect(g?.test({ name: 'x', attributes: attrs(short) })).toBe(2);
+    expect(g?.test({ name: 'x', attributes: { [long]: 'span' } })).toBe(0);
   });
 });
