@@ -295,8 +295,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   private passOn(state: TraceState, span: ReadableToolSpan, parentContext: Context | undefined): void {
     const parentId = parentIdOf(span);
     if (parentId === undefined || state.knows(parentId)) return;
-    const parent = parentContext !== undefined ? trace.getSpan(parentContext) : undefined;
-    const grandparentId = parent !== undefined && parent.spanContext().spanId === parentId ? parentIdOf(parent as unknown as ReadableToolSpan) : undefined;
+    const parent = parentSpanOf(parentContext, parentId);
+    const grandparentId = parent !== undefined ? parentIdOf(parent as unknown as ReadableToolSpan) : undefined;
     state.passOn(parentId, grandparentId);
   }
 

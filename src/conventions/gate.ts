@@ -44,8 +44,6 @@ export class SpanGate {
    * of every key cost about as much as the loop over the keys itself.
    */
   private readonly byLength: Array<KeyEntry | undefined> = new Array<KeyEntry | undefined>(LENGTH_SLOTS).fill(undefined);
-  /** Key → its entry. */
-  private readonly keys = new Map<string, KeyEntry>();
   /** First characters of the names and prefixes of the gates: most span names start otherwise. */
   private readonly nameStarts = new Uint8Array(128);
   private readonly names = new Map<string, number>();
@@ -56,12 +54,13 @@ export class SpanGate {
 
   constructor(private readonly adapters: readonly ConventionAdapter[]) {
     this.smallSubsets = adapters.length <= 8 ? new Array<readonly ConventionAdapter[] | undefined>(1 << adapters.length).fill(undefined) : [];
+    const keys = new Map<string, KeyEntry>();
     const entry = (k: string): KeyEntry => {
-      let e = this.keys.get(k);
+      let e = keys.get(k);
       if (!e) {
-        const slot = k.length % LENGTH_SLOTS;
+        const slot = lengthSlot(k);
         e = { key: interned(k), any: 0, values: [], valueMasks: [], next: this.byLength[slot] };
-        this.keys.set(k, e);
+        keys.set(k, e);
         this.byLength[slot] = e;
       }
       return e;
@@ -104,7 +103,7 @@ export class SpanGate {
     const byLength = this.byLength;
     let mask = 0;
     for (const k in attrs) {
-      let e = byLength[k.length & (LENGTH_SLOTS - 1)];
+      let e = byLength[lengthSlot(k)];
       while (e !== undefined && e.key !== k) e = e.next;
       if (e === undefined) continue;
       mask |= e.any;
@@ -130,6 +129,11 @@ export class SpanGate {
     }
     return subset;
   }
+}
+
+/** A key's slot in `SpanGate.byLength`. */
+function lengthSlot(k: string): number {
+  return k.length & (LENGTH_SLOTS - 1);
 }
 
 /**
