@@ -72,23 +72,6 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   /** Skips spans no adapter can claim or name; undefined when an adapter must see every span. */
   private readonly gate: SpanGate | undefined;
   /**
-   * The gate's answer for the span in `onEnding`, kept for its `onEnd`, which the SDK calls right
-   * after (from the same `span.end()`): one pass over the attributes instead of two. A processor
-   * that adds prompt or agent keys between the two (in a later `onEnding`, or an earlier `onEnd`)
-   * to a span that had none is not seen; instrumentations that rewrite their own spans at end
-   * (Traceloop) already carry keys the gate knows.
-   */
-  private endingSpan: object | undefined;
-  private endingMask = 0;
-  /** The span in `onEnding` was a leaf that nothing claims or names: it has nothing to forget. */
-  private endingBare = false;
-  /** Its own prompt and agent names, when `onEnding` read them (a tool span). */
-  private endingNamesRead = false;
-  private endingPrompt: string | undefined;
-  private endingAgent: string | undefined;
-  /** Whether `onEnding` found an adapter claiming it (undefined: it did not ask). */
-  private endingClaimed: boolean | undefined;
-  /**
    * The span that started last, not looked at yet. Most spans are leaves: nothing else starts or
    * ends between their start and their end, so what their start would do is done at their end,
    * from one test of their attributes instead of two (a leaf has no children to pass names on
@@ -181,6 +164,12 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     }
   }
 
+  /**
+   * Everything about an ending span is done here, while it can still be written: its tool call,
+   * and what its end means for its trace (`end`). Processors registered after this one see the
+   * span later, so keys they add when it ends are not read (instrumentations that rewrite their
+   * own spans at end, like Traceloop, do so before).
+   */
   onEnding(span: WritableToolSpan): void {
     this.endingSupported = true;
     if (this.isShutdown) return;
@@ -195,44 +184,25 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
         this.pendingContext = undefined;
       } else if (this.pendingSpan !== undefined) this.settle();
       const mask = this.test(span);
-      this.endingSpan = span;
-      this.endingMask = mask;
-      // a leaf nothing claims or names was never recorded: nothing is open for it
-      this.endingBare = leaf && mask === 0;
-      if (this.endingBare) return;
-      this.endingNamesRead = false;
-      this.endingClaimed = undefined;
-      if (leaf && this.start(span, parentContext, this.candidates(mask), true)) return;
-      const { traceId, spanId } = span.spanContext();
-      const state = this.traces.peek(traceId);
-      const open = state?.open?.get(spanId);
-      if (state !== undefined && open !== undefined) {
-        state.forgetCall(spanId);
-        this.evaluate(span, state, span, open, this.candidates(mask));
+      if (leaf && mask === 0) {
+        // The common case: a leaf nothing claims or names was never recorded and has nothing to
+        // forget, unless it is the local root of a trace tracked for another reason (`abortSignal`).
+        if (isLocalRoot(span)) this.traces.delete(span.spanContext().traceId);
         return;
       }
-      if (mask === 0) return;
-      // Some instrumentations (the Mastra bridge) only mark a span as a tool call at its end.
-      const candidates = this.candidates(mask);
-      if (claimingAdapter(candidates, span)) this.evaluate(span, state ?? this.stateOf(traceId), span, undefined, candidates);
-      else this.endingClaimed = false;
+      const ending: Ending = { span, mask, claimed: undefined, namesRead: false, prompt: undefined, agent: undefined };
+      this.evaluateEnding(ending, leaf, parentContext);
+      this.end(span, ending);
     } catch (e) {
       this.problem('onEnding', e);
     }
   }
 
+  /** Without onEnding (SDK < 2.3), spans are looked at here, read-only (see `end`). */
   onEnd(span: ReadableToolSpan): void {
-    if (this.isShutdown) return;
+    if (this.endingSupported || this.isShutdown) return;
     try {
-      // without onEnding (SDK < 2.3) a span may still be waiting for its start to be looked at
       if (this.pendingSpan !== undefined) this.settle();
-      if (span === this.endingSpan && this.endingBare) {
-        // The common case: a leaf nothing claims or names has nothing to forget, unless it is
-        // the local root of a trace tracked for another reason (`abortSignal`).
-        this.endingSpan = undefined;
-        if (isLocalRoot(span)) this.traces.delete(span.spanContext().traceId);
-        return;
-      }
       this.end(span);
     } catch (e) {
       this.problem('onEnd', e);
@@ -249,6 +219,25 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     this.pendingContext = undefined;
     this.traces.clear();
     return Promise.resolve();
+  }
+
+  /** The tool call of a span in `onEnding`, if it is one (`leaf`: see `pendingSpan`). */
+  private evaluateEnding(ending: Ending, leaf: boolean, parentContext: Context | undefined): void {
+    const { span, mask } = ending;
+    if (leaf && this.start(span, parentContext, this.candidates(mask), ending)) return;
+    const { traceId, spanId } = span.spanContext();
+    const state = this.traces.peek(traceId);
+    const open = state?.open?.get(spanId);
+    if (state !== undefined && open !== undefined) {
+      state.forgetCall(spanId);
+      this.evaluate(span, state, ending, open, this.candidates(mask));
+      return;
+    }
+    if (mask === 0) return;
+    // Some instrumentations (the Mastra bridge) only mark a span as a tool call at its end.
+    const candidates = this.candidates(mask);
+    if (claimingAdapter(candidates, span)) this.evaluate(span, state ?? this.stateOf(traceId), ending, undefined, candidates);
+    else ending.claimed = false;
   }
 
   private test(span: ReadableToolSpan): number {
@@ -302,10 +291,10 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
 
   /**
    * The start of a span the gate let through (a tool span, or one with names of its own, or
-   * both). `leaf`: the span is ending too (see `pendingSpan`); a tool span is then evaluated at
-   * once, without being recorded as open, and the answer is true.
+   * both). `leaf`: its ending, when the span is a leaf ending now (see `pendingSpan`); a tool span
+   * is then evaluated at once, without being recorded as open, and the answer is true.
    */
-  private start(span: WritableToolSpan, parentContext: Context | undefined, candidates: readonly ConventionAdapter[], leaf = false): boolean {
+  private start(span: WritableToolSpan, parentContext: Context | undefined, candidates: readonly ConventionAdapter[], leaf?: Ending): boolean {
     const tool = claimingAdapter(candidates, span);
     const prompt = readPromptName(candidates, span);
     const agent = readAgentName(candidates, span);
@@ -339,7 +328,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
         parent: undefined,
         inherited,
       };
-      this.evaluate(span, state, span, call, candidates, { complete: batch === undefined, prompt, agent, parentContext });
+      this.evaluate(span, state, leaf, call, candidates, { complete: batch === undefined, prompt, agent, parentContext });
       return true;
     }
 
@@ -360,16 +349,18 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     return false;
   }
 
-  private end(span: ReadableToolSpan): void {
+  /**
+   * What the end of a span means for its trace. `ending`: from `onEnding`, which has evaluated the
+   * span already; without it (SDK < 2.3), the span is evaluated here.
+   */
+  private end(span: ReadableToolSpan, ending?: Ending): void {
     const { traceId, spanId } = span.spanContext();
     const state = this.traces.peek(traceId);
     if (!state) return;
-    const memo = span === this.endingSpan;
-    const mask = memo ? this.endingMask : this.test(span);
-    this.endingSpan = undefined;
+    const mask = ending !== undefined ? ending.mask : this.test(span);
     const candidates = this.candidates(mask);
     let isTool = false;
-    if (!this.endingSupported) {
+    if (ending === undefined) {
       // SDK without onEnding (< 2.3): the span is read-only now. Detect anyway, write the event on
       // the still-open parent span, and still call onLoop and abort.
       const open = state.open?.get(spanId);
@@ -380,17 +371,17 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     // tool span that is its own local root (a tool server receiving remote calls) keeps it: the
     // next call of the same agent run arrives as another root.
     if (isLocalRoot(span) && !isTool) {
-      const claimed = mask !== 0 && ((memo ? this.endingClaimed : undefined) ?? claimingAdapter(candidates, span) !== undefined);
+      const claimed = mask !== 0 && (ending?.claimed ?? claimingAdapter(candidates, span) !== undefined);
       if (!claimed) {
         this.traces.delete(traceId);
         return;
       }
     }
     if (mask !== 0) {
-      const read = memo && this.endingNamesRead;
-      const latePrompt = read ? this.endingPrompt : readPromptName(candidates, span);
+      const read = ending?.namesRead === true;
+      const latePrompt = read ? ending.prompt : readPromptName(candidates, span);
       if (latePrompt !== undefined) state.lastPrompt = latePrompt;
-      const lateAgent = read ? this.endingAgent : readAgentName(candidates, span);
+      const lateAgent = read ? ending.agent : readAgentName(candidates, span);
       if (lateAgent !== undefined) state.lastAgent = lateAgent;
     }
     state.forgetSpan(spanId);
@@ -403,7 +394,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   private evaluate(
     span: ReadableToolSpan,
     state: TraceState,
-    writable: WritableToolSpan | undefined,
+    ending: Ending | undefined,
     started: OpenToolCall | undefined,
     candidates: readonly ConventionAdapter[],
     leaf?: LeafStart,
@@ -427,17 +418,18 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       };
     }
     this.traces.get(traceId);
-    if (writable) this.endingClaimed = true;
+    const writable = ending?.span;
+    if (ending) ending.claimed = true;
     // (a leaf's adapter was chosen from its attributes as they are now: no need to ask again)
     const fields = leaf ? open.adapter.readToolCall(span) : readClaimedCall(candidates, open.adapter, span);
     if (!fields) return true;
 
     const ownPrompt = leaf ? leaf.prompt : readPromptName(candidates, span);
     const ownAgent = leaf ? leaf.agent : readAgentName(candidates, span);
-    if (writable) {
-      this.endingNamesRead = true;
-      this.endingPrompt = ownPrompt;
-      this.endingAgent = ownAgent;
+    if (ending) {
+      ending.namesRead = true;
+      ending.prompt = ownPrompt;
+      ending.agent = ownAgent;
     }
     let promptName = ownPrompt ?? this.resolvePrompt(span) ?? open.inherited?.prompt;
     let agentName = ownAgent ?? open.inherited?.agent;
@@ -565,6 +557,19 @@ function say(level: 'error' | 'warn' | 'debug', message: string): void {
   } catch {
     // nothing left to tell it with
   }
+}
+
+/** A span in `onEnding` (still writable), and what `evaluate` learnt of it for its `end`. */
+interface Ending {
+  readonly span: WritableToolSpan;
+  /** The gate's answer. */
+  readonly mask: number;
+  /** Whether an adapter claims it (undefined: not asked). */
+  claimed: boolean | undefined;
+  /** Its own prompt and agent names, when `evaluate` read them (a tool span). */
+  namesRead: boolean;
+  prompt: string | undefined;
+  agent: string | undefined;
 }
 
 /** What `start` learnt of a leaf tool span that it hands to `evaluate` at once. */

@@ -54,8 +54,8 @@ export const traceloopAdapter: ConventionAdapter = {
   },
 
   gate: {
-    keys: [SPAN_KIND, 'traceloop.prompt.key'],
-    // the LangChain tool spans: an entity name and this operation
-    values: { [ATTR_GEN_AI_OPERATION_NAME]: [GEN_AI_OPERATION_EXECUTE_TOOL] },
+    // an entity name: what its LangChain tool spans carry beside `gen_ai.operation.name = execute_tool`
+    // (a condition on that value alone would send every gen_ai tool span to this adapter too)
+    keys: [SPAN_KIND, ENTITY_NAME, 'traceloop.prompt.key'],
   },
 };

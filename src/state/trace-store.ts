@@ -103,7 +103,9 @@ export class TraceStore<T extends Touchable> {
   }
 
   private find(traceId: string): T | undefined {
-    return traceId === this.hotId ? this.hot : this.map.get(traceId);
+    if (traceId === this.hotId) return this.hot;
+    // an empty map still hashes the id (a new string for every trace): not worth it
+    return this.map.size === 0 ? undefined : this.map.get(traceId);
   }
 
   private dropHot(): void {

@@ -168,6 +168,34 @@ describe('leaf spans, tested once at their end', () => {
     expect(loops.trackedTraces).toBe(0);
   });
 
+  it('a span ending inside onLoop leaves the end of the looping span as it was', () => {
+    // A tool server's calls are local roots that keep their trace because they are tool calls.
+    // The app's onLoop ends another span of the trace (a named step) while the looping call is
+    // still ending: that second ending must not change what the first one keeps.
+    let step: Span | undefined;
+    const { loops, detections } = collectingProcessor({
+      onLoop: () => {
+        step?.end();
+        step = undefined;
+      },
+    });
+    const provider = new BasicTracerProvider({ spanProcessors: [loops as unknown as SpanProcessor] });
+    const tracer = provider.getTracer('tool-server');
+    const remote = trace.setSpanContext(ROOT_CONTEXT, { traceId: 'c'.repeat(32), spanId: 'd'.repeat(16), traceFlags: 1, isRemote: true });
+    const agent = tracer.startSpan('invoke_agent helper', { attributes: { 'gen_ai.agent.name': 'helper' } }, remote);
+    step = tracer.startSpan('plan', { attributes: { 'gen_ai.prompt.name': 'plan-v1' } }, trace.setSpan(remote, agent));
+    for (let k = 0; k < 6; k++) {
+      const call = toolSpan(tracer, remote, 'search', '{"q":"a"}');
+      call.setAttribute('gen_ai.tool.call.result', '"none"');
+      call.end();
+      expect(loops.trackedTraces, `after call ${k + 1}`).toBe(1);
+    }
+    expect(step).toBeUndefined();
+    expect(detections.map((d) => d.level)).toEqual(['warning', 'critical']);
+    agent.end();
+    expect(loops.trackedTraces).toBe(0);
+  });
+
   it('the runs above do loop: detections are compared, not only their absence', () => {
     const list: Step[] = Array.from({ length: 6 }, () => ({ kind: 'tool' as const, tool: 'search', args: '{"q":"a"}', result: '"none"', fails: false, child: false }));
     const found = outcome(list, false).detections as Array<{ level: string }>;
