@@ -47,6 +47,8 @@ export class SpanGate {
   /** First characters of the names and prefixes of the gates: most span names start otherwise. */
   private readonly nameStarts = new Uint8Array(128);
   private readonly names = new Map<string, number>();
+  /** Lengths (modulo `LENGTH_SLOTS`) of those names: most span names have another, and skip the lookup. */
+  private readonly nameLengths = new Uint8Array(LENGTH_SLOTS);
   private readonly prefixes: Array<{ readonly prefix: string; readonly mask: number }> = [];
   /** Adapter lists by mask, in the order of the full list (an array when masks are small). */
   private readonly subsets = new Map<number, readonly ConventionAdapter[]>();
@@ -83,6 +85,7 @@ export class SpanGate {
       for (const n of g.names ?? []) {
         this.names.set(n, (this.names.get(n) ?? 0) | bit);
         this.nameStarts[n.charCodeAt(0) & 127] = 1;
+        this.nameLengths[lengthSlot(n)] = 1;
       }
       for (const prefix of g.namePrefixes ?? []) {
         this.prefixes.push({ prefix, mask: bit });
@@ -112,7 +115,7 @@ export class SpanGate {
     const name = span.name;
     // an empty name has no first character (NaN): only an empty name or prefix could match it
     if (this.nameStarts[name.charCodeAt(0) & 127] === 0 && name !== '') return mask;
-    mask |= this.names.get(name) ?? 0;
+    if (this.nameLengths[lengthSlot(name)] === 1) mask |= this.names.get(name) ?? 0;
     for (const p of this.prefixes) if (name.startsWith(p.prefix)) mask |= p.mask;
     return mask;
   }

@@ -37,6 +37,9 @@ export interface OpenBatch {
   open: number;
 }
 
+/** The keys of a trace's first batches, made once (turning the number into a string showed in profiles). */
+const SMALL_BATCH_KEYS: readonly string[] = Array.from({ length: 64 }, (_, n) => String(n));
+
 /**
  * Everything the processor keeps for one trace; created on the first span that matters (a tool
  * span, a span with a prompt or agent name, or `abortSignal()`). Small on purpose: one of these
@@ -92,7 +95,8 @@ export class TraceState implements Touchable {
   /** A batch of its own, for such a call when no batch is open (and for `joinBatch`). */
   newBatchKey(): string {
     // unique in the trace: only compared with other keys of this trace
-    return String(this.batchSeq++);
+    const n = this.batchSeq++;
+    return n < SMALL_BATCH_KEYS.length ? (SMALL_BATCH_KEYS[n] as string) : String(n);
   }
 
   /** A call of the batch ended; true when it was the last one still running. */

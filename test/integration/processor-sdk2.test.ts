@@ -303,8 +303,8 @@ describe('LoopDetectionSpanProcessor on SDK 2.x (BasicTracerProvider)', () => {
   });
 
   it('evicts by maximum trace count and by idle time when roots never end', () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(new Date('2026-11-21T10:00:00Z'));
+    // the store measures idle time on the monotonic clock
+    vi.useFakeTimers({ toFake: ['performance'] });
     const h = harness({ maxTraces: 10, traceIdleMs: 60_000 });
     const roots: Span[] = [];
     for (let t = 0; t < 50; t++) {
@@ -313,7 +313,7 @@ describe('LoopDetectionSpanProcessor on SDK 2.x (BasicTracerProvider)', () => {
       roots.push(root);
     }
     expect(h.loops.trackedTraces).toBe(10);
-    vi.setSystemTime(new Date('2026-11-21T10:05:00Z'));
+    vi.advanceTimersByTime(5 * 60_000);
     const fresh = h.tracer.startSpan('invoke_agent fresh', { attributes: { 'gen_ai.prompt.name': 'p' } });
     callTool(h.tracer, searchLoop[0] as ToolStep, fresh);
     expect(h.loops.trackedTraces).toBe(1);
