@@ -5,7 +5,7 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   GEN_AI_OPERATION_EXECUTE_TOOL,
 } from './conventions/attributes.js';
-import { claimingAdapter, defaultAdapters, gateOf, readAgentName, readClaimedCall, readPromptName, type SpanGate } from './conventions/index.js';
+import { claimingAdapter, defaultAdapters, gateFor, readAgentName, readClaimedCall, readPromptName, type SpanGate } from './conventions/index.js';
 import type { ConventionAdapter, SpanView } from './conventions/types.js';
 import { resolveConfig, type LoopwatchConfig } from './detector/config.js';
 import { DeferredTrace } from './detector/deferred-trace.js';
@@ -112,7 +112,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     for (const [k, v] of Object.entries(options)) if (!PROCESSOR_KEYS.has(k) && v !== undefined) config[k] = v;
     this.engine = new LoopEngine(resolveConfig(config as LoopwatchConfig));
     this.adapters = options.conventions ?? defaultAdapters;
-    this.gate = gateOf(this.adapters);
+    this.gate = gateFor(this.adapters);
     this.onLoop = options.onLoop;
     this.promptResolver = options.promptName;
     this.normalize = options.normalizeToolSpans ?? true;

@@ -16,6 +16,9 @@ export interface AdapterGate {
   readonly namePrefixes?: readonly string[];
 }
 
+/** The adapters whose gate keys a span's attributes pass, as a bit mask (bit i: adapter i). */
+export type KeyMask = (attrs: Readonly<Record<string, unknown>>) => number;
+
 /** Slots of `SpanGate.byLength`: a power of two above the length of every usual key. */
 const LENGTH_SLOTS = 64;
 
@@ -54,7 +57,14 @@ export class SpanGate {
   private readonly subsets = new Map<number, readonly ConventionAdapter[]>();
   private readonly smallSubsets: Array<readonly ConventionAdapter[] | undefined>;
 
-  constructor(private readonly adapters: readonly ConventionAdapter[]) {
+  /**
+   * `keyMask`: what the declared keys answer for a span's attributes, worked out in code instead
+   * (see `defaultKeyMask`); without it, the gate compares keys with its table.
+   */
+  constructor(
+    private readonly adapters: readonly ConventionAdapter[],
+    private readonly keyMask?: KeyMask,
+  ) {
     this.smallSubsets = adapters.length <= 8 ? new Array<readonly ConventionAdapter[] | undefined>(1 << adapters.length).fill(undefined) : [];
     const keys = new Map<string, KeyEntry>();
     const entry = (k: string): KeyEntry => {
@@ -102,7 +112,17 @@ export class SpanGate {
    * dozen), then its name.
    */
   test(span: SpanView): number {
-    const attrs = span.attributes;
+    let mask = this.keyMask !== undefined ? this.keyMask(span.attributes) : this.declaredKeyMask(span.attributes);
+    const name = span.name;
+    // an empty name has no first character (NaN): only an empty name or prefix could match it
+    if (this.nameStarts[name.charCodeAt(0) & 127] === 0 && name !== '') return mask;
+    if (this.nameLengths[lengthSlot(name)] === 1) mask |= this.names.get(name) ?? 0;
+    for (const p of this.prefixes) if (name.startsWith(p.prefix)) mask |= p.mask;
+    return mask;
+  }
+
+  /** The adapters whose declared keys (and values) the attributes have. */
+  private declaredKeyMask(attrs: Readonly<Record<string, unknown>>): number {
     const byLength = this.byLength;
     let mask = 0;
     for (const k in attrs) {
@@ -112,11 +132,6 @@ export class SpanGate {
       mask |= e.any;
       if (e.values.length > 0) mask |= valueMaskOf(e, attrs[k]);
     }
-    const name = span.name;
-    // an empty name has no first character (NaN): only an empty name or prefix could match it
-    if (this.nameStarts[name.charCodeAt(0) & 127] === 0 && name !== '') return mask;
-    if (this.nameLengths[lengthSlot(name)] === 1) mask |= this.names.get(name) ?? 0;
-    for (const p of this.prefixes) if (name.startsWith(p.prefix)) mask |= p.mask;
     return mask;
   }
 
@@ -156,9 +171,9 @@ function valueMaskOf(e: KeyEntry, value: unknown): number {
 
 /**
  * The gate of `adapters`, or undefined when one of them declares none (it must see every span)
- * or there are more than 31 of them (one bit each).
+ * or there are more than 31 of them (one bit each). `keyMask`: see `SpanGate`.
  */
-export function gateOf(adapters: readonly ConventionAdapter[]): SpanGate | undefined {
+export function gateOf(adapters: readonly ConventionAdapter[], keyMask?: KeyMask): SpanGate | undefined {
   if (adapters.length > 31 || adapters.some((a) => a.gate === undefined)) return undefined;
-  return new SpanGate(adapters);
+  return new SpanGate(adapters, keyMask);
 }
