@@ -14,12 +14,15 @@ export const ATTR_GEN_AI_TOOL_CALL_ARGUMENTS = 'gen_ai.tool.call.arguments';
 export const ATTR_GEN_AI_TOOL_CALL_RESULT = 'gen_ai.tool.call.result';
 export const ATTR_GEN_AI_PROMPT_NAME = 'gen_ai.prompt.name';
 export const ATTR_GEN_AI_AGENT_NAME = 'gen_ai.agent.name';
-export const ATTR_ERROR_TYPE = 'error.type';
 export const ATTR_ERROR_MESSAGE = 'error.message';
 export const STATUS_CODE_ERROR = 2;
 
 export function stringAttr(span: SpanView, key: string): string | undefined {
-  const v = span.attributes[key];
+  return nonEmpty(span.attributes[key]);
+}
+
+/** A value when it is a string with something in it. */
+export function nonEmpty(v: unknown): string | undefined {
   return typeof v === 'string' && v.length > 0 ? v : undefined;
 }
 
@@ -98,7 +101,8 @@ export function toolCallFields(
  * Mastra) as another source of the message. Undefined when the span succeeded.
  */
 export function spanError(span: SpanView): RawError | undefined {
-  const errorType = stringAttr(span, ATTR_ERROR_TYPE);
+  // a literal key: read on every tool call (see the gen_ai adapter)
+  const errorType = nonEmpty(span.attributes['error.type']);
   const failed = span.status?.code === STATUS_CODE_ERROR;
   if (!failed && errorType === undefined) return undefined;
   const exception = span.events?.find((e) => e.name === 'exception');
