@@ -166,9 +166,9 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
 
   /**
    * Everything about an ending span is done here, while it can still be written: its tool call,
-   * and what its end means for its trace (`end`). Processors registered after this one see the
-   * span later, so keys they add when it ends are not read (instrumentations that rewrite their
-   * own spans at end, like Traceloop, do so before).
+   * and what its end means for its trace (`end`). Keys that processors registered after this one
+   * add in their own `onEnding` are not read; Traceloop, which rewrites the AI SDK's spans in its
+   * `onEnd`, is read before it does, in the keys the adapters know.
    */
   onEnding(span: WritableToolSpan): void {
     this.endingSupported = true;

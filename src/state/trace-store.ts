@@ -12,8 +12,9 @@ export interface TraceStoreOptions {
 }
 
 /**
- * A clock of milliseconds, monotonic: durations that wall-clock changes cannot stretch or shrink,
- * and a fast call (`Date.now` is a runtime call in V8, several times dearer, on a per-trace path).
+ * Milliseconds from the monotonic clock: a change of the wall clock cannot stretch or shrink an
+ * idle time, and the call is cheaper than `Date.now` (a runtime call in V8). It is made once per
+ * new trace and once per tool call.
  */
 function monotonicClock(): () => number {
   // read once: in Node the global `performance` is a getter, dear to call on every use
