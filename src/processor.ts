@@ -342,10 +342,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       inherited,
     });
     // Set now so that it is exported even on SDKs without onEnding.
-    const promptName = prompt ?? this.resolvePrompt(span) ?? inherited?.prompt ?? state.lastPrompt;
-    if (promptName !== undefined && span.attributes[ATTR_GEN_AI_PROMPT_NAME] === undefined) {
-      span.setAttribute(ATTR_GEN_AI_PROMPT_NAME, promptName);
-    }
+    annotatePromptName(span, prompt ?? this.resolvePrompt(span) ?? inherited?.prompt ?? state.lastPrompt);
     return false;
   }
 
@@ -503,10 +500,10 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   }
 
   private annotateToolSpan(span: WritableToolSpan, toolName: string, promptName: string | undefined): void {
+    annotatePromptName(span, promptName);
+    if (!this.normalize) return;
     // literal keys, read faster (see the gen_ai adapter): this runs on every tool call
     const attrs = span.attributes;
-    if (promptName !== undefined && attrs['gen_ai.prompt.name'] === undefined) span.setAttribute(ATTR_GEN_AI_PROMPT_NAME, promptName);
-    if (!this.normalize) return;
     // One vocabulary downstream: the collector counts tool calls by these two keys whatever the dialect.
     if (attrs['gen_ai.operation.name'] === undefined) span.setAttribute(ATTR_GEN_AI_OPERATION_NAME, GEN_AI_OPERATION_EXECUTE_TOOL);
     if (attrs['gen_ai.tool.name'] === undefined) span.setAttribute(ATTR_GEN_AI_TOOL_NAME, toolName);
@@ -581,6 +578,11 @@ interface LeafStart {
   readonly prompt: string | undefined;
   readonly agent: string | undefined;
   readonly parentContext: Context | undefined;
+}
+
+/** The prompt name on a tool span that has none of its own (a literal key: see the gen_ai adapter). */
+function annotatePromptName(span: WritableToolSpan, promptName: string | undefined): void {
+  if (promptName !== undefined && span.attributes['gen_ai.prompt.name'] === undefined) span.setAttribute(ATTR_GEN_AI_PROMPT_NAME, promptName);
 }
 
 /** The parent span of a span starting in `parentContext`, when that is the span `parentId`. */
