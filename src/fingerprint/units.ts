@@ -23,8 +23,9 @@ interface Slot extends Units {
 const hasBuffer = typeof Buffer === 'function' && typeof Buffer.from === 'function';
 
 function slot(size: number): Slot {
-  // one spare unit, so that a word read at the end of an odd-length text stays in bounds
-  const buffer = new ArrayBuffer(2 * (size + 2));
+  // Whole 32-bit words (an Int32Array view needs a byte length divisible by 4), with at least one
+  // spare unit, so that a word read at the end of an odd-length text stays in bounds.
+  const buffer = new ArrayBuffer(4 * ((size >> 1) + 2));
   return {
     u16: new Uint16Array(buffer),
     i32: new Int32Array(buffer),
