@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ReportCollector } from '../../src/cli/report/index.js';
 import { bucketsFor, bucketIndex } from '../../src/cli/report/time.js';
-import type { ReplayedTrace } from '../../src/cli/trace-replay.js';
+import type { ReplayedTrace } from '../../src/traces/trace-replay.js';
 import type { LoopDetection } from '../../src/index.js';
 import { runCli } from './support/render.js';
 

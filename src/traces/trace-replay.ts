@@ -3,7 +3,7 @@ import type { ConventionAdapter } from '../conventions/types.js';
 import type { LoopEngine } from '../detector/engine.js';
 import { buildToolCall } from '../detector/tool-call.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
-import type { DecodedSpan } from './otlp-json.js';
+import type { DecodedSpan } from '../cli/otlp-json.js';
 
 /** A tool call read from a span, waiting for its trace to be complete. */
 interface PendingCall {
