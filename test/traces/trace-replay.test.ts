@@ -51,3 +51,77 @@ describe('trace replay', () => {
     expect(done).toHaveLength(1000);
   });
 });
+
+describe('trace replay on a clock (serve)', () => {
+  function clocked(opts: { quietAfterRootMs?: number; traceWaitMs?: number; maxHeldSpans?: number; retainTraces?: number } = {}) {
+    let now = 0;
+    const done: { trace: ReplayedTrace<string>; reason: string }[] = [];
+    const r = new TraceReplayer<string>({
+      engine: new LoopEngine(),
+      adapters: defaultAdapters,
+      clock: () => now,
+      onTrace: (trace, reason) => done.push({ trace, reason }),
+      ...opts,
+    });
+    const add = (spans: OtlpSpan[]): void => {
+      for (const s of decodeTracesData(tracesData(spans))) r.add(s, s.spanId);
+    };
+    return { r, done, add, tick: (ms: number) => void (now += ms) };
+  }
+
+  it('completes a trace once its root has arrived and it has been quiet, not before', () => {
+    const { r, done, add, tick } = clocked({ quietAfterRootMs: 500, traceWaitMs: 10_000 });
+    const spans = loop('clock-root');
+    add(spans.slice(0, 3));
+    tick(5_000);
+    expect(r.expire()).toBe(0);
+    add(spans.slice(3));
+    tick(499);
+    expect(r.expire()).toBe(0);
+    tick(1);
+    expect(r.expire()).toBe(1);
+    expect(done[0]?.reason).toBe('root');
+    expect(done[0]?.trace.payloads).toHaveLength(spans.length);
+    expect(done[0]?.trace.detections.map((d) => d.level)).toEqual(['warning', 'critical']);
+    expect(r.heldSpans).toBe(0);
+  });
+
+  it('completes a rootless trace after the trace wait', () => {
+    const { r, done, add, tick } = clocked({ quietAfterRootMs: 500, traceWaitMs: 3_000 });
+    add(loop('rootless').slice(0, -1));
+    tick(2_999);
+    expect(r.expire()).toBe(0);
+    tick(1);
+    expect(r.expire()).toBe(1);
+    expect(done[0]?.reason).toBe('quiet');
+  });
+
+  it('bounds the spans it holds: the least recently active trace is completed early', () => {
+    const { r, done, add } = clocked({ maxHeldSpans: 20 });
+    for (let i = 0; i < 10; i++) add(loop(`held-${i}`).slice(0, -1));
+    expect(r.heldSpans).toBeLessThanOrEqual(20);
+    expect(done.length).toBeGreaterThanOrEqual(7);
+    expect(done.every((d) => d.reason === 'bound')).toBe(true);
+  });
+
+  it('late spans continue a completed trace: the history counts, nothing is reported twice', () => {
+    const { r, done, add, tick } = clocked({ quietAfterRootMs: 100, traceWaitMs: 1_000, retainTraces: 100 });
+    const spans = agentTrace({ label: 'late', prompt: 'p', steps: Array.from({ length: 6 }, () => ({ tool: 'search', args: { q: 'x' }, result: 'same' })) });
+    const root = spans.pop() as OtlpSpan;
+    // first three calls (a chat span and a tool span per step), quiet for the whole wait: completed without its root
+    add(spans.slice(0, 6));
+    tick(1_000);
+    r.expire();
+    expect(done[0]?.trace.detections.map((d) => [d.level, d.callIndex])).toEqual([['warning', 3]]);
+    expect(done[0]?.trace.continued).toBe(false);
+    // the rest arrives later: the engine sees six calls, only new detections come out
+    add([...spans.slice(6), root]);
+    tick(100);
+    r.expire();
+    expect(done).toHaveLength(2);
+    expect(done[1]?.trace.continued).toBe(true);
+    expect(done[1]?.trace.toolCalls).toBe(3);
+    expect(done[1]?.trace.detections.map((d) => [d.level, d.callIndex])).toEqual([['critical', 5]]);
+    expect(done[1]?.trace.payloads).toHaveLength(7);
+  });
+});
