@@ -59,9 +59,14 @@ export class OnePortListener {
       socket.off('data', onData);
       socket.pause();
       socket.unshift(head);
+      // The HTTP/2 session reads what is buffered when it starts and then the socket itself: it
+      // must stay paused (resuming would hand the preface to nobody). The HTTP/1.1 server reads
+      // through 'data' events: it needs the socket flowing again.
       if (http2) this.onHttp2(socket);
-      else this.http.emit('connection', socket);
-      socket.resume();
+      else {
+        this.http.emit('connection', socket);
+        socket.resume();
+      }
     };
     socket.on('data', onData);
     socket.on('error', () => socket.destroy());
