@@ -84,7 +84,7 @@ export class LoopwatchServer {
     this.forwarder = new Forwarder({
       url: this.forwardUrl,
       encoding: options.forwardProtocol ?? 'protobuf',
-      maxQueuedSpans: options.maxQueuedSpans ?? 200_000,
+      maxQueuedSpans: options.maxQueuedSpans ?? 100_000,
       ...(options.forwardMaxElapsedMs !== undefined ? { maxElapsedMs: options.forwardMaxElapsedMs } : {}),
       ...(options.forwardTimeoutMs !== undefined ? { timeoutMs: options.forwardTimeoutMs } : {}),
       log: this.log,
@@ -95,7 +95,7 @@ export class LoopwatchServer {
       forwarder: this.forwarder,
       traceWaitMs,
       quietAfterRootMs: Math.min(options.quietAfterRootMs ?? 1_000, traceWaitMs),
-      maxHeldSpans: options.maxHeldSpans ?? 200_000,
+      maxHeldSpans: options.maxHeldSpans ?? 100_000,
       retainTraces: options.retainTraces ?? 10_000,
       normalizeToolSpans: options.normalizeToolSpans ?? true,
       metrics: options.meterProvider ? new LoopMetrics(options.meterProvider, version, onProblem) : undefined,
