@@ -244,7 +244,8 @@ export class TraceReplayer<P = undefined> {
    */
   expire(now = this.clock?.() ?? 0): number {
     let done = 0;
-    for (const trace of [...this.open.values()]) {
+    // completing deletes the entry being visited, which a Map iteration allows
+    for (const trace of this.open.values()) {
       const quiet = now - trace.lastTime;
       // in order of last activity: every trace after this one has been quiet for less
       if (quiet < this.quietAfterRoot) break;
