@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: what loopwatch costs the app it watches, measured side by side in one run.
- *   node --expose-gc --import tsx bench/index.ts [--quick] [--only=lifecycle,engine,memory,churn,scan]
+ *   node --expose-gc --import tsx bench/index.ts [--quick] [--only=lifecycle,engine,memory,churn,scan,serve]
  * Ratios, not times: each figure compares loopwatch with the same work without it, in the same
  * process, in alternating rounds. Measures the built package (dist/), as users run it.
  * `--quick` shrinks every section to seconds (the smoke test); figures are then only indicative.
@@ -12,6 +12,7 @@ import { engineFigures } from './engine.js';
 import { lifecycle } from './lifecycle.js';
 import { churnFigures, memoryFigures } from './memory.js';
 import { scanFigures } from './scan.js';
+import { serveFigures } from './serve.js';
 import { printSection, type Figure } from './support/report.js';
 
 const SECTIONS: Record<string, { title: string; run: (quick: boolean) => Promise<Figure[]> }> = {
@@ -20,6 +21,7 @@ const SECTIONS: Record<string, { title: string; run: (quick: boolean) => Promise
   memory: { title: 'Memory', run: (quick) => memoryFigures({ quick }) },
   churn: { title: 'Churn', run: (quick) => churnFigures({ quick }) },
   scan: { title: 'loopwatch scan', run: (quick) => scanFigures({ quick }) },
+  serve: { title: 'loopwatch serve', run: (quick) => serveFigures({ quick }) },
 };
 
 async function main(): Promise<void> {

@@ -2,6 +2,8 @@ export { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } fr
 export { ToolLoopError } from './errors.js';
 export { LOOP_EVENT_NAME, ATTR_LOOP_ARGUMENTS_PREVIEW, loopEventAttributes } from './otel/event-attributes.js';
 export type { ArgumentPreviewOptions } from './otel/argument-preview.js';
+export { METRIC_LOOP_DETECTIONS, METRIC_TOOL_CALLS } from './otel/loop-metrics.js';
+export type { LoopLoggerProvider, LoopLogger, LoopLogRecord } from './otel/loop-logs.js';
 export type { ReadableToolSpan, WritableToolSpan } from './otel/span-types.js';
 
 export { LoopEngine } from './detector/engine.js';

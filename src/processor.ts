@@ -1,4 +1,4 @@
-import { context as apiContext, diag, isValidTraceId, trace, type Context, type Span } from '@opentelemetry/api';
+import { context as apiContext, diag, isValidTraceId, trace, type Context, type MeterProvider, type Span } from '@opentelemetry/api';
 import {
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_PROMPT_NAME,
@@ -16,6 +16,8 @@ import { ToolLoopError } from './errors.js';
 import { ATTR_LOOP_ACTION, takeGuardMark } from './guard/span-mark.js';
 import { argumentPreview, resolvePreview, type ArgumentPreviewOptions, type ResolvedPreview } from './otel/argument-preview.js';
 import { LOOP_EVENT_NAME, loopEventAttributes } from './otel/event-attributes.js';
+import { LoopLogs, type LoopLoggerProvider } from './otel/loop-logs.js';
+import { LoopMetrics } from './otel/loop-metrics.js';
 import {
   hrTimeToMs,
   isLocalRoot,
@@ -48,13 +50,21 @@ export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
    * Redaction is best effort (see `ArgumentPreviewOptions`).
    */
   readonly argumentPreview?: boolean | ArgumentPreviewOptions;
+  /**
+   * Records `gen_ai.tool.loop.detections` and `gen_ai.tool.calls` (the contract's labels) through
+   * this Metrics API provider: exact, cumulative counters that need no collector. Use either
+   * these or the collector's count connector for a given Prometheus, not both.
+   */
+  readonly meterProvider?: MeterProvider;
+  /** Emits each detection as a `loop.detected` log record (event) through this Logs API provider too. */
+  readonly loggerProvider?: LoopLoggerProvider;
 }
 
 
 /** "Every adapter": when there is no gate. */
 const ALL = -1;
 
-const PROCESSOR_KEYS = new Set(['onLoop', 'promptName', 'conventions', 'normalizeToolSpans', 'maxTraces', 'traceIdleMs', 'argumentPreview']);
+const PROCESSOR_KEYS = new Set(['onLoop', 'promptName', 'conventions', 'normalizeToolSpans', 'maxTraces', 'traceIdleMs', 'argumentPreview', 'meterProvider', 'loggerProvider']);
 
 /**
  * Finds tool-call loops in the spans an agent already emits and stops them.
@@ -85,6 +95,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   private readonly promptResolver: LoopDetectionSpanProcessorOptions['promptName'];
   private readonly normalize: boolean;
   private readonly preview: ResolvedPreview | undefined;
+  private readonly metrics: LoopMetrics | undefined;
+  private readonly logs: LoopLogs | undefined;
   /** Content that could not be fingerprinted: always worth a warning. */
   private readonly reportProblem = (message: string): void => say('warn', message);
   /**
@@ -118,6 +130,18 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     this.normalize = options.normalizeToolSpans ?? true;
     this.preview = resolvePreview(options.argumentPreview);
     this.traces = new TraceStore({ maxTraces: options.maxTraces ?? 10_000, idleMs: options.traceIdleMs ?? 30 * 60_000 });
+    this.metrics = options.meterProvider ? this.contained('meterProvider', () => new LoopMetrics(options.meterProvider as MeterProvider, '', this.reportProblem)) : undefined;
+    this.logs = options.loggerProvider ? this.contained('loggerProvider', () => new LoopLogs(options.loggerProvider as LoopLoggerProvider, '', this.reportProblem)) : undefined;
+  }
+
+  /** A user-supplied provider that throws when asked for a meter or logger turns that feature off, never the processor. */
+  private contained<T>(what: string, make: () => T): T | undefined {
+    try {
+      return make();
+    } catch (e) {
+      this.problem(`the ${what} option`, e);
+      return undefined;
+    }
   }
 
   /** Traces currently tracked (for tests and monitoring). */
@@ -442,6 +466,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     promptName ??= state.lastPrompt;
     agentName ??= state.lastAgent;
     if (writable) this.annotateToolSpan(writable, fields.toolName, promptName);
+    this.metrics?.recordToolCall(fields.toolName, promptName);
 
     // The dispatcher guard answered this call with a hint or refused it: the tool never ran, so
     // the engine must not count it (its "result" is a hint or a ToolLoopError); the guard's
@@ -495,6 +520,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   ): void {
     if (writable) writable.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, extra));
     else if (open.parent?.isRecording()) open.parent.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, { ...extra, 'loop.span_id': spanId }));
+    this.metrics?.recordDetection(d);
+    this.logs?.emit(d);
     this.notify(d);
     if (d.level === 'critical' && d.mode === 'enforce') this.stop(state, d);
   }

@@ -9,6 +9,7 @@ import { expandInputs, InputError } from './input.js';
 import { detectionJsonLine, formatProgress, formatSummary, formatTrace } from './output.js';
 import { renderReport, ReportCollector } from './report/index.js';
 import { scanInputs, type ScanStats } from './scan.js';
+import { addServeCommand } from './serve-command.js';
 import pkg from '../../package.json' with { type: 'json' };
 
 export interface CliIo {
@@ -59,6 +60,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .action(async (paths: string[], flags: ScanFlags) => {
       exitCode = await runScan(paths, flags, io, write);
     });
+
+  addServeCommand(program, io, (code) => void (exitCode = code), pkg.version);
 
   try {
     await program.parseAsync(argv as string[], { from: 'user' });

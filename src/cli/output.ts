@@ -1,6 +1,6 @@
 import type { LoopDetection } from '../detector/types.js';
 import type { ScanStats } from './scan.js';
-import type { ReplayedTrace } from './trace-replay.js';
+import type { ReplayedTrace } from '../traces/trace-replay.js';
 
 /** `--json`: one object per detection per line, with exactly the `LoopDetection` fields. */
 export function detectionJsonLine(d: LoopDetection): string {

@@ -3,7 +3,7 @@ import type { ConventionAdapter } from '../conventions/types.js';
 import type { LoopEngine } from '../detector/engine.js';
 import { InputError, readDocuments, type InputFile } from './input.js';
 import { decodeTracesData, OtlpFormatError } from './otlp-json.js';
-import { TraceReplayer, type ReplayedTrace } from './trace-replay.js';
+import { TraceReplayer, type ReplayedTrace } from '../traces/trace-replay.js';
 
 export interface ScanStats {
   files: number;

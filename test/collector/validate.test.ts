@@ -4,7 +4,14 @@ import { writeFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { collectorBinary, GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY, LOAD_BALANCER_CONFIG } from '../e2e/support/paths.js';
+import {
+  collectorBinary,
+  GATEWAY_CONFIG,
+  GATEWAY_FILE_EXPORT_OVERLAY,
+  LOAD_BALANCER_CONFIG,
+  SERVE_GATEWAY_CONFIG,
+  SERVE_GATEWAY_FILE_EXPORT_OVERLAY,
+} from '../e2e/support/paths.js';
 import { envDefaults, readConfig } from './support/configs.js';
 
 /** Runs `validate` with only PATH/HOME from this environment, so stray LOOPWATCH_* cannot mask a default. */
@@ -21,6 +28,8 @@ describe('otelcol validate', () => {
     ['gateway.yaml', [GATEWAY_CONFIG]],
     ['gateway.yaml + gateway.file-export.yaml', [GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY]],
     ['load-balancer.yaml', [LOAD_BALANCER_CONFIG]],
+    ['serve-gateway.yaml', [SERVE_GATEWAY_CONFIG]],
+    ['serve-gateway.yaml + serve-gateway.file-export.yaml', [SERVE_GATEWAY_CONFIG, SERVE_GATEWAY_FILE_EXPORT_OVERLAY]],
   ])('accepts %s with its defaults', (_name, configs) => {
     const res = validate(configs);
     expect(res.output).toBe('');
@@ -41,10 +50,11 @@ describe('otelcol validate', () => {
       LOOPWATCH_DECISION_WAIT: '300s',
       LOOPWATCH_DECISION_WAIT_AFTER_ROOT: '10s',
       LOOPWATCH_SAMPLED_TRACES_FILE: '/var/lib/loopwatch/sampled.jsonl',
+      LOOPWATCH_LOG_RECORDS_FILE: '/var/lib/loopwatch/log-records.jsonl',
       LOOPWATCH_GATEWAYS: '[gw-0.gw:4317, gw-1.gw:4317, gw-2.gw:4317]',
       LOOPWATCH_GATEWAYS_INSECURE: 'false',
     };
-    for (const configs of [[GATEWAY_CONFIG], [GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY], [LOAD_BALANCER_CONFIG]]) {
+    for (const configs of [[GATEWAY_CONFIG], [GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY], [LOAD_BALANCER_CONFIG], [SERVE_GATEWAY_CONFIG, SERVE_GATEWAY_FILE_EXPORT_OVERLAY]]) {
       expect(validate(configs, env)).toEqual({ status: 0, output: '' });
     }
   });
@@ -65,7 +75,7 @@ describe('otelcol validate', () => {
 });
 
 describe('shipped defaults', () => {
-  it.each([GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY, LOAD_BALANCER_CONFIG])('%s listens on loopback only unless told otherwise', (file) => {
+  it.each([GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY, LOAD_BALANCER_CONFIG, SERVE_GATEWAY_CONFIG, SERVE_GATEWAY_FILE_EXPORT_OVERLAY])('%s listens on loopback only unless told otherwise', (file) => {
     const defaults = envDefaults(file);
     for (const [name, value] of defaults) {
       if (/_(ENDPOINT|HOST)$/.test(name)) expect(value, name).toMatch(/^127\.0\.0\.1(:\d+)?$/);
@@ -73,7 +83,7 @@ describe('shipped defaults', () => {
     expect(readFileSync(file, 'utf8')).not.toMatch(/0\.0\.0\.0|localhost/);
   });
 
-  it.each([GATEWAY_CONFIG, LOAD_BALANCER_CONFIG])('%s uses every component it defines', (file) => {
+  it.each([GATEWAY_CONFIG, LOAD_BALANCER_CONFIG, SERVE_GATEWAY_CONFIG])('%s uses every component it defines', (file) => {
     const config = readConfig(file);
     const referenced = new Set([
       ...(config.service?.extensions ?? []),

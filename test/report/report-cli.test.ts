@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ReportCollector } from '../../src/cli/report/index.js';
 import { bucketsFor, bucketIndex } from '../../src/cli/report/time.js';
-import type { ReplayedTrace } from '../../src/cli/trace-replay.js';
+import type { ReplayedTrace } from '../../src/traces/trace-replay.js';
 import type { LoopDetection } from '../../src/index.js';
 import { runCli } from './support/render.js';
 
@@ -64,9 +64,11 @@ function trace(id: string, criticals: number, warnings: number, calls: number): 
     toolCalls: calls,
     detections,
     detectionTimes: detections.map((_, i) => 1_000 + i),
-    calls: Array.from({ length: calls }, (_, i) => ({ toolName: 'search', callIndex: i + 1, startTime: 100 * i, endTime: 100 * i + 50, ok: true })),
+    calls: Array.from({ length: calls }, (_, i) => ({ toolName: 'search', callIndex: i + 1, startTime: 100 * i, endTime: 100 * i + 50, ok: true, spanId: `s${i}`, promptName: undefined })),
     promptName: undefined,
     startTime: 0,
+    payloads: [],
+    continued: false,
   };
 }
 

@@ -4,7 +4,7 @@
  * grows with detections, not with spans.
  */
 import type { LoopDetection } from '../../detector/types.js';
-import type { ReplayedCall, ReplayedTrace } from '../trace-replay.js';
+import type { ReplayedCall, ReplayedTrace } from '../../traces/trace-replay.js';
 
 /** The label the collector gives runs without a prompt template; the report uses the same. */
 export const NO_TEMPLATE = 'unknown';

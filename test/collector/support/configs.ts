@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY, LOAD_BALANCER_CONFIG } from '../../e2e/support/paths.js';
+import { GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY, LOAD_BALANCER_CONFIG, SERVE_GATEWAY_CONFIG, SERVE_GATEWAY_FILE_EXPORT_OVERLAY } from '../../e2e/support/paths.js';
 
-export const CONFIG_FILES = [GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY, LOAD_BALANCER_CONFIG] as const;
+export const CONFIG_FILES = [GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY, LOAD_BALANCER_CONFIG, SERVE_GATEWAY_CONFIG, SERVE_GATEWAY_FILE_EXPORT_OVERLAY] as const;
 export type ComponentKind = 'receivers' | 'processors' | 'exporters' | 'connectors' | 'extensions';
 
 export type CollectorConfig = Partial<Record<ComponentKind, Record<string, unknown>>> & {

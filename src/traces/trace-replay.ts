@@ -3,7 +3,7 @@ import type { ConventionAdapter } from '../conventions/types.js';
 import type { LoopEngine } from '../detector/engine.js';
 import { buildToolCall } from '../detector/tool-call.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
-import type { DecodedSpan } from './otlp-json.js';
+import type { ReplaySpan } from './types.js';
 
 /** A tool call read from a span, waiting for its trace to be complete. */
 interface PendingCall {
@@ -14,6 +14,8 @@ interface PendingCall {
   readonly parentId: string | undefined;
   readonly start: number;
   readonly end: number;
+  /** Reported in an earlier completion of the same trace (see `ReplayOptions.retainTraces`). */
+  readonly reported: boolean;
 }
 
 /** Parent and names of every span seen in an open trace: enough to walk up to an ancestor's prompt. */
@@ -23,15 +25,32 @@ interface SpanLink {
   readonly agent: string | undefined;
 }
 
-class PendingTrace {
-  readonly calls: PendingCall[] = [];
-  readonly links = new Map<string, SpanLink>();
+class PendingTrace<P> {
+  calls: PendingCall[] = [];
+  links = new Map<string, SpanLink>();
+  /** What the caller handed in with each span (serve: the span itself, to forward). */
+  readonly payloads: P[] = [];
   lastPrompt: string | undefined;
   lastAgent: string | undefined;
   rootSeen = false;
   /** Span counter at this trace's latest span. */
   lastActivity = 0;
+  /** Clock (ms) at this trace's latest span; only with `ReplayOptions.clock`. */
+  lastTime = 0;
+  /** Spans added since the trace was opened (or continued). */
+  spanCount = 0;
+  /** Late spans of a trace completed before (see `ReplayOptions.retainTraces`). */
+  continued = false;
   constructor(readonly traceId: string) {}
+}
+
+/** What a completed trace leaves behind for its late spans (see `ReplayOptions.retainTraces`). */
+interface RetainedTrace {
+  readonly calls: PendingCall[];
+  readonly links: Map<string, SpanLink>;
+  readonly lastPrompt: string | undefined;
+  readonly lastAgent: string | undefined;
+  readonly rootSeen: boolean;
 }
 
 /** One tool call of a finished trace: name, order, timing and outcome, never arguments or results. */
@@ -43,10 +62,13 @@ export interface ReplayedCall {
   readonly startTime: number;
   readonly endTime: number;
   readonly ok: boolean;
+  readonly spanId: string;
+  /** Prompt template name of the call (its own, an ancestor's, or the trace's last), when known. */
+  readonly promptName: string | undefined;
 }
 
 /** A finished trace and what the engine found in it. */
-export interface ReplayedTrace {
+export interface ReplayedTrace<P = unknown> {
   readonly traceId: string;
   readonly toolCalls: number;
   readonly detections: readonly LoopDetection[];
@@ -57,16 +79,43 @@ export interface ReplayedTrace {
   readonly promptName: string | undefined;
   /** Start of the first tool call (epoch ms); NaN without tool calls. */
   readonly startTime: number;
+  /** The payloads handed to `add` with this trace's spans, in arrival order. */
+  readonly payloads: readonly P[];
+  /**
+   * This trace had been completed before and these are its late spans: `calls`, `toolCalls` and
+   * `detections` cover only what is new (the earlier calls still count for the engine).
+   */
+  readonly continued: boolean;
 }
 
-export interface ReplayOptions {
+/** Why a trace was completed: it may help to tell a finished trace from one cut by a bound. */
+export type CompletionReason = 'root' | 'quiet' | 'linger' | 'bound' | 'finish';
+
+export interface ReplayOptions<P = unknown> {
   readonly engine: LoopEngine;
   readonly adapters: readonly ConventionAdapter[];
-  readonly onTrace: (trace: ReplayedTrace) => void;
+  readonly onTrace: (trace: ReplayedTrace<P>, reason: CompletionReason) => void;
   /** Open traces kept before the oldest is evaluated early (bounded memory on endless input). */
   readonly maxOpenTraces?: number;
   /** A trace whose root has arrived is evaluated after this many spans of other traces (default 20 000). */
   readonly lingerSpans?: number;
+  /** Spans held (with their payloads) before the least recently active trace is evaluated early. */
+  readonly maxHeldSpans?: number;
+  /**
+   * Wall-clock completion (serve) instead of counting spans of other traces (scan): the
+   * replayer reads this clock (ms) and `expire` completes traces quiet for long enough.
+   */
+  readonly clock?: () => number;
+  /** With `clock`: a trace whose local root has arrived is complete after this long without a new span. */
+  readonly quietAfterRootMs?: number;
+  /** With `clock`: any trace is complete after this long without a new span. */
+  readonly traceWaitMs?: number;
+  /**
+   * Completed traces remembered (their calls and span links, not their payloads) so that late
+   * spans continue them instead of starting over: the engine then sees the whole history, and
+   * what was reported is not reported again. 0 (default) keeps nothing.
+   */
+  readonly retainTraces?: number;
   readonly onProblem?: (message: string) => void;
 }
 
@@ -81,37 +130,74 @@ const SWEEP_EVERY = 1024;
  * step by step, each batch complete at its last call: the same input the processor gives the
  * engine, so `scan` reports what the processor would have reported.
  */
-export class TraceReplayer {
-  private readonly open = new Map<string, PendingTrace>();
+export class TraceReplayer<P = undefined> {
+  private readonly open = new Map<string, PendingTrace<P>>();
+  private readonly retained = new Map<string, RetainedTrace>();
   private readonly maxOpen: number;
+  private readonly maxHeld: number;
+  private readonly maxRetained: number;
   spans = 0;
   toolCalls = 0;
   traces = 0;
+  /** Spans of the traces still open. */
+  heldSpans = 0;
   private seq = 0;
 
   private readonly linger: number;
+  private readonly clock: (() => number) | undefined;
+  private readonly quietAfterRoot: number;
+  private readonly traceWait: number;
 
-  constructor(private readonly options: ReplayOptions) {
+  constructor(private readonly options: ReplayOptions<P>) {
     this.maxOpen = options.maxOpenTraces ?? 50_000;
+    this.maxHeld = options.maxHeldSpans ?? Number.POSITIVE_INFINITY;
+    this.maxRetained = options.retainTraces ?? 0;
     this.linger = options.lingerSpans ?? 20_000;
+    this.clock = options.clock;
+    this.traceWait = options.traceWaitMs ?? 30_000;
+    this.quietAfterRoot = Math.min(options.quietAfterRootMs ?? 1_000, this.traceWait);
   }
 
-  add(span: DecodedSpan): void {
+  /** Traces still open. */
+  get openTraces(): number {
+    return this.open.size;
+  }
+
+  add(span: ReplaySpan, payload?: P): void {
     this.spans++;
+    this.heldSpans++;
     let trace = this.open.get(span.traceId);
     if (trace) {
       // keep the map in order of last activity: the idle traces are always at the front
       this.open.delete(span.traceId);
     } else {
-      trace = new PendingTrace(span.traceId);
+      trace = new PendingTrace<P>(span.traceId);
+      const before = this.maxRetained > 0 ? this.retained.get(span.traceId) : undefined;
+      if (before) {
+        this.retained.delete(span.traceId);
+        trace.calls = before.calls;
+        trace.links = before.links;
+        trace.lastPrompt = before.lastPrompt;
+        trace.lastAgent = before.lastAgent;
+        trace.rootSeen = before.rootSeen;
+        trace.continued = true;
+      }
     }
     this.open.set(span.traceId, trace);
     trace.lastActivity = this.spans;
+    trace.spanCount++;
+    if (this.clock) trace.lastTime = this.clock();
+    if (payload !== undefined) trace.payloads.push(payload);
     if (this.open.size > this.maxOpen) {
       const oldest = this.open.values().next();
-      if (!oldest.done) this.complete(oldest.value);
+      if (!oldest.done) this.complete(oldest.value, 'bound');
     }
-    if (this.spans % SWEEP_EVERY === 0) this.sweep();
+    while (this.heldSpans > this.maxHeld && this.open.size > 1) {
+      const oldest = this.open.values().next();
+      if (oldest.done || oldest.value === trace) break;
+      this.complete(oldest.value, 'bound');
+    }
+    if (!this.clock && this.spans % SWEEP_EVERY === 0) this.sweep();
     const adapters = this.options.adapters;
     const prompt = readPromptName(adapters, span);
     const agent = readAgentName(adapters, span);
@@ -138,9 +224,9 @@ export class TraceReplayer {
         },
         this.options.onProblem,
       );
-      trace.calls.push({ call, seq: this.seq++, spanId: span.spanId, parentId: span.parentSpanId, start: span.startTime, end: span.endTime });
+      trace.calls.push({ call, seq: this.seq++, spanId: span.spanId, parentId: span.parentSpanId, start: span.startTime, end: span.endTime, reported: false });
     }
-    if (span.parentSpanId === undefined) trace.rootSeen = true;
+    if (span.parentSpanId === undefined || span.parentIsRemote === true) trace.rootSeen = true;
   }
 
   /** Evaluates traces idle long enough: after their root, or (rootless, e.g. remote parents) after longer. */
@@ -148,17 +234,37 @@ export class TraceReplayer {
     for (const trace of this.open.values()) {
       const idle = this.spans - trace.lastActivity;
       if (idle < this.linger) break;
-      if (trace.rootSeen || idle >= this.linger * 4) this.complete(trace);
+      if (trace.rootSeen || idle >= this.linger * 4) this.complete(trace, 'linger');
     }
   }
 
-  /** Evaluates every trace still open (end of input). */
-  finish(): void {
-    for (const trace of [...this.open.values()]) this.complete(trace);
+  /**
+   * With a clock: completes the traces whose local root has arrived and that have been quiet for
+   * `quietAfterRootMs`, and any trace quiet for `traceWaitMs`. Returns how many it completed.
+   */
+  expire(now = this.clock?.() ?? 0): number {
+    let done = 0;
+    // completing deletes the entry being visited, which a Map iteration allows
+    for (const trace of this.open.values()) {
+      const quiet = now - trace.lastTime;
+      // in order of last activity: every trace after this one has been quiet for less
+      if (quiet < this.quietAfterRoot) break;
+      if (trace.rootSeen || quiet >= this.traceWait) {
+        this.complete(trace, trace.rootSeen ? 'root' : 'quiet');
+        done++;
+      }
+    }
+    return done;
   }
 
-  private complete(trace: PendingTrace): void {
+  /** Evaluates every trace still open (end of input, or a server shutting down). */
+  finish(): void {
+    for (const trace of [...this.open.values()]) this.complete(trace, 'finish');
+  }
+
+  private complete(trace: PendingTrace<P>, reason: CompletionReason): void {
     this.open.delete(trace.traceId);
+    this.heldSpans -= trace.spanCount;
     this.traces++;
     const calls = trace.calls;
     const detections: LoopDetection[] = [];
@@ -170,7 +276,12 @@ export class TraceReplayer {
       // in one millisecond) by arrival; calls inside one parallel batch by end, as they finished.
       const byStart = [...calls].sort((a, b) => a.start - b.start || a.seq - b.seq);
       const index = new Map(byStart.map((c, i) => [c, i + 1]));
-      replayed = byStart.map((c, i) => ({ toolName: c.call.toolName, callIndex: i + 1, startTime: c.start, endTime: c.end, ok: c.call.outcome.ok }));
+      const promptOf = new Map<PendingCall, string | undefined>();
+      for (const c of calls) promptOf.set(c, this.resolve(trace, c.spanId, 'prompt') ?? trace.lastPrompt);
+      replayed = byStart
+        .map((c, i) => ({ toolName: c.call.toolName, callIndex: i + 1, startTime: c.start, endTime: c.end, ok: c.call.outcome.ok, spanId: c.spanId, promptName: promptOf.get(c), reported: c.reported }))
+        .filter((c) => !c.reported)
+        .map(({ reported: _reported, ...c }) => c);
       const { batchOf, lastOfBatch } = assignBatches(byStart);
       const detector = this.options.engine.createTrace(trace.traceId);
       const stepRank = new Map<string, number>();
@@ -181,7 +292,7 @@ export class TraceReplayer {
       const rank = (c: PendingCall): number => stepRank.get(batchOf.get(c) ?? c.spanId) ?? 0;
       const byEnd = [...calls].sort((a, b) => rank(a) - rank(b) || a.end - b.end || a.seq - b.seq);
       for (const c of byEnd) {
-        const prompt = this.resolve(trace, c.spanId, 'prompt') ?? trace.lastPrompt;
+        const prompt = promptOf.get(c);
         const agent = this.resolve(trace, c.spanId, 'agent') ?? trace.lastAgent;
         const call: ToolCall = {
           ...c.call,
@@ -191,25 +302,49 @@ export class TraceReplayer {
           ...(agent !== undefined ? { agentName: agent } : {}),
         };
         for (const d of detector.record(call, lastOfBatch.has(c))) {
+          // reported when the trace was completed before
+          if (c.reported) continue;
           detections.push(d);
           detectionTimes.push(c.end);
         }
       }
     }
     const first = calls.length > 0 ? Math.min(...calls.map((c) => c.start)) : Number.NaN;
-    this.options.onTrace({
-      traceId: trace.traceId,
-      toolCalls: calls.length,
-      detections,
-      detectionTimes,
-      calls: replayed,
-      promptName: trace.lastPrompt,
-      startTime: first,
+    if (this.maxRetained > 0) this.retain(trace);
+    this.options.onTrace(
+      {
+        traceId: trace.traceId,
+        toolCalls: replayed.length,
+        detections,
+        detectionTimes,
+        calls: replayed,
+        promptName: trace.lastPrompt,
+        startTime: first,
+        payloads: trace.payloads,
+        continued: trace.continued,
+      },
+      reason,
+    );
+  }
+
+  /** Remembers a completed trace for its late spans: calls marked reported, payloads dropped. */
+  private retain(trace: PendingTrace<P>): void {
+    this.retained.set(trace.traceId, {
+      calls: trace.calls.map((c) => (c.reported ? c : { ...c, reported: true })),
+      links: trace.links,
+      lastPrompt: trace.lastPrompt,
+      lastAgent: trace.lastAgent,
+      rootSeen: trace.rootSeen,
     });
+    while (this.retained.size > this.maxRetained) {
+      const oldest = this.retained.keys().next();
+      if (oldest.done) break;
+      this.retained.delete(oldest.value);
+    }
   }
 
   /** The span's own name, else the nearest ancestor's (a bounded walk: links may be cyclic in bad files). */
-  private resolve(trace: PendingTrace, spanId: string, kind: 'prompt' | 'agent'): string | undefined {
+  private resolve(trace: PendingTrace<P>, spanId: string, kind: 'prompt' | 'agent'): string | undefined {
     let id: string | undefined = spanId;
     for (let hops = 0; id !== undefined && hops < 256; hops++) {
       const link = trace.links.get(id);

@@ -1,0 +1,146 @@
+import { create, fromBinary, fromJson, toBinary, toJson, type JsonValue } from '@bufbuild/protobuf';
+import { StatusSchema as RpcStatusSchema } from './gen/google/rpc/status_pb.js';
+import {
+  ExportTraceServiceRequestSchema,
+  ExportTraceServiceResponseSchema,
+  type ExportTraceServiceRequest,
+} from './gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
+
+/** The two OTLP/HTTP payload encodings. */
+export type OtlpEncoding = 'protobuf' | 'json';
+
+export const CONTENT_TYPE: Readonly<Record<OtlpEncoding, string>> = {
+  protobuf: 'application/x-protobuf',
+  json: 'application/json',
+};
+
+/** A request body that is not an OTLP trace export: answered with 400, never retried. */
+export class OtlpDecodeError extends Error {
+  override readonly name = 'OtlpDecodeError';
+}
+
+/** The encoding a Content-Type names (parameters such as charset ignored); undefined if neither. */
+export function encodingOf(contentType: string | undefined): OtlpEncoding | undefined {
+  const type = contentType?.split(';', 1)[0]?.trim().toLowerCase();
+  if (type === 'application/x-protobuf' || type === 'application/protobuf') return 'protobuf';
+  if (type === 'application/json') return 'json';
+  return undefined;
+}
+
+export function decodeTraceRequest(body: Uint8Array, encoding: OtlpEncoding): ExportTraceServiceRequest {
+  if (encoding === 'protobuf') {
+    try {
+      return fromBinary(ExportTraceServiceRequestSchema, body);
+    } catch (e) {
+      throw new OtlpDecodeError(`not a protobuf ExportTraceServiceRequest: ${messageOf(e)}`);
+    }
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  } catch (e) {
+    throw new OtlpDecodeError(`not JSON: ${messageOf(e)}`);
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new OtlpDecodeError('expected an OTLP/JSON ExportTraceServiceRequest object ({"resourceSpans":[...]})');
+  }
+  idsToBase64(json);
+  try {
+    // OTLP/JSON receivers ignore fields with unknown names (the spec), as the binary decoder does.
+    return fromJson(ExportTraceServiceRequestSchema, json as JsonValue, { ignoreUnknownFields: true });
+  } catch (e) {
+    throw new OtlpDecodeError(`not an OTLP/JSON ExportTraceServiceRequest: ${messageOf(e)}`);
+  }
+}
+
+export function encodeTraceRequest(request: ExportTraceServiceRequest, encoding: OtlpEncoding): Uint8Array {
+  if (encoding === 'protobuf') return toBinary(ExportTraceServiceRequestSchema, request);
+  // OTLP/JSON: enums as integers, trace and span ids as hex (the spec's two deviations from the
+  // protobuf JSON mapping); 64-bit integers as decimal strings, as the mapping says.
+  const json = toJson(ExportTraceServiceRequestSchema, request, { enumAsInteger: true });
+  idsToHex(json);
+  return Buffer.from(JSON.stringify(json));
+}
+
+/**
+ * The success body: an ExportTraceServiceResponse, with `partial_success` set only when spans
+ * were rejected (or a warning is given), in the request's encoding.
+ */
+export function encodeTraceResponse(encoding: OtlpEncoding, rejectedSpans = 0, errorMessage = ''): Uint8Array {
+  const response = create(ExportTraceServiceResponseSchema, {
+    ...(rejectedSpans > 0 || errorMessage !== '' ? { partialSuccess: { rejectedSpans: BigInt(rejectedSpans), errorMessage } } : {}),
+  });
+  if (encoding === 'protobuf') return toBinary(ExportTraceServiceResponseSchema, response);
+  return Buffer.from(JSON.stringify(toJson(ExportTraceServiceResponseSchema, response, { enumAsInteger: true })));
+}
+
+/** The failure body of every 4xx/5xx answer: a google.rpc.Status with a developer-facing message. */
+export function encodeStatus(encoding: OtlpEncoding, message: string, code?: number): Uint8Array {
+  const status = create(RpcStatusSchema, { message, ...(code !== undefined ? { code } : {}) });
+  if (encoding === 'protobuf') return toBinary(RpcStatusSchema, status);
+  return Buffer.from(JSON.stringify(toJson(RpcStatusSchema, status)));
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+const HEX_ID = /^[0-9a-fA-F]*$/;
+const ID_KEYS = ['traceId', 'spanId', 'parentSpanId', 'trace_id', 'span_id', 'parent_span_id'] as const;
+
+type JsonObject = Record<string, unknown>;
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** Spans and links of an OTLP/JSON trace export, where the hex ids live. */
+function forEachIdHolder(doc: unknown, visit: (holder: JsonObject) => void): void {
+  if (!isObject(doc)) return;
+  for (const rs of list(doc.resourceSpans ?? doc.resource_spans)) {
+    if (!isObject(rs)) continue;
+    for (const ss of list(rs.scopeSpans ?? rs.scope_spans)) {
+      if (!isObject(ss)) continue;
+      for (const span of list(ss.spans)) {
+        if (!isObject(span)) continue;
+        visit(span);
+        for (const link of list(span.links)) if (isObject(link)) visit(link);
+      }
+    }
+  }
+}
+
+/**
+ * OTLP/JSON writes ids as hex, the protobuf JSON mapping reads bytes as base64: hex ids are
+ * turned into base64 before the mapping reads them. A value that is not hex of an even length is
+ * left for the mapping (some exporters send base64, which it reads, or garbage, which it rejects).
+ */
+function idsToBase64(doc: unknown): void {
+  forEachIdHolder(doc, (holder) => {
+    for (const key of ID_KEYS) {
+      const v = holder[key];
+      if (typeof v === 'string' && v.length % 2 === 0 && HEX_ID.test(v)) holder[key] = Buffer.from(v, 'hex').toString('base64');
+    }
+  });
+}
+
+function idsToHex(doc: unknown): void {
+  forEachIdHolder(doc, (holder) => {
+    for (const key of ID_KEYS) {
+      const v = holder[key];
+      if (typeof v === 'string') holder[key] = Buffer.from(v, 'base64').toString('hex');
+    }
+  });
+}
+
+/** What a downstream said in a 200 answer: spans it rejected, and why (a partial success). */
+export function decodeTraceResponse(body: Uint8Array, encoding: OtlpEncoding): { rejectedSpans: number; errorMessage: string } {
+  if (body.length === 0) return { rejectedSpans: 0, errorMessage: '' };
+  try {
+    const response =
+      encoding === 'protobuf'
+        ? fromBinary(ExportTraceServiceResponseSchema, body)
+        : fromJson(ExportTraceServiceResponseSchema, JSON.parse(Buffer.from(body).toString('utf8')) as JsonValue, { ignoreUnknownFields: true });
+    return { rejectedSpans: Number(response.partialSuccess?.rejectedSpans ?? 0n), errorMessage: response.partialSuccess?.errorMessage ?? '' };
+  } catch {
+    return { rejectedSpans: 0, errorMessage: '' };
+  }
+}

@@ -1,0 +1,45 @@
+import { create } from '@bufbuild/protobuf';
+import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_PROMPT_NAME, ATTR_GEN_AI_TOOL_NAME, GEN_AI_OPERATION_EXECUTE_TOOL } from '../conventions/attributes.js';
+import type { LoopDetection } from '../detector/types.js';
+import { LOOP_EVENT_NAME, loopEventAttributes } from '../otel/event-attributes.js';
+import { Span_EventSchema, type Span } from '../otlp/gen/opentelemetry/proto/trace/v1/trace_pb.js';
+import { hexOf, keyValue } from '../otlp/span-view.js';
+import type { ReplayedTrace } from '../traces/trace-replay.js';
+import type { HeldSpan } from './held.js';
+
+export interface AnnotateOptions {
+  /** Also write `gen_ai.operation.name` / `gen_ai.tool.name` on tool spans of other dialects (the processor's `normalizeToolSpans`). */
+  readonly normalizeToolSpans: boolean;
+}
+
+/**
+ * Writes on the held spans of a completed trace what the processor writes on live spans: a
+ * `loop.detected` event on the tool span whose call completed the evidence (the contract's
+ * attributes), the prompt template name on every tool span that lacks it, and the gen_ai tool
+ * keys on tool spans of other dialects, so that the collector counts every dialect the same way.
+ */
+export function annotateTrace(trace: ReplayedTrace<HeldSpan>, options: AnnotateOptions): void {
+  if (trace.calls.length === 0) return;
+  const bySpanId = new Map<string, Span>();
+  for (const held of trace.payloads) bySpanId.set(hexOf(held.span.spanId), held.span);
+  for (const call of trace.calls) {
+    const span = bySpanId.get(call.spanId);
+    if (!span) continue; // a call reported in an earlier completion of the trace
+    const keys = new Set(span.attributes.map((kv) => kv.key));
+    if (call.promptName !== undefined && !keys.has(ATTR_GEN_AI_PROMPT_NAME)) span.attributes.push(keyValue(ATTR_GEN_AI_PROMPT_NAME, call.promptName));
+    if (options.normalizeToolSpans) {
+      if (!keys.has(ATTR_GEN_AI_OPERATION_NAME)) span.attributes.push(keyValue(ATTR_GEN_AI_OPERATION_NAME, GEN_AI_OPERATION_EXECUTE_TOOL));
+      if (!keys.has(ATTR_GEN_AI_TOOL_NAME)) span.attributes.push(keyValue(ATTR_GEN_AI_TOOL_NAME, call.toolName));
+    }
+  }
+  for (const d of trace.detections) {
+    const span = bySpanId.get(d.spanId);
+    if (span) addLoopEvent(span, d);
+  }
+}
+
+function addLoopEvent(span: Span, d: LoopDetection): void {
+  const attributes = Object.entries(loopEventAttributes(d)).map(([k, v]) => keyValue(k, v));
+  // the detection happened when the call that completed the evidence ended
+  span.events.push(create(Span_EventSchema, { name: LOOP_EVENT_NAME, timeUnixNano: span.endTimeUnixNano, attributes }));
+}

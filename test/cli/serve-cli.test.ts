@@ -1,0 +1,79 @@
+/** The packaged `loopwatch serve` command: the contract's flags, usage errors, and a SIGTERM that forwards what is held. */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePorts } from '../e2e/support/ports.js';
+import { FakeDownstream } from '../serve/downstream.js';
+import { agentTrace, tracesData } from '../support/otlp.js';
+
+const root = join(import.meta.dirname, '../..');
+const bin = join(root, 'dist/cli.js');
+
+beforeAll(() => {
+  if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' });
+}, 120_000);
+
+const downs: FakeDownstream[] = [];
+afterEach(async () => {
+  for (const d of downs.splice(0)) await d.stop();
+});
+
+describe('loopwatch serve (the CLI)', () => {
+  it('offers exactly the contract flags', () => {
+    const help = spawnSync(process.execPath, [bin, 'serve', '--help'], { encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    const flags = [...help.stdout.matchAll(/^\s+(--[a-z-]+)/gm)].map((m) => m[1]);
+    expect(flags).toEqual(['--host', '--port', '--forward', '--forward-protocol', '--trace-wait', '--config']);
+    expect(help.stdout).toContain('127.0.0.1');
+    expect(help.stdout).toContain('4319');
+    expect(help.stdout).toContain('http/protobuf');
+  });
+
+  it('refuses bad usage with exit 2 and a message that says what', () => {
+    const cases: [string[], RegExp][] = [
+      [['--forward-protocol', 'grpc'], /--forward-protocol/],
+      [['--port', '70000'], /--port must be a whole number from 1 to 65535/],
+      [['--trace-wait', 'soon'], /--trace-wait must be a whole number/],
+      [['--forward', 'not a url'], /--forward must be a URL/],
+    ];
+    for (const [args, message] of cases) {
+      const res = spawnSync(process.execPath, [bin, 'serve', ...args], { encoding: 'utf8', timeout: 10_000 });
+      expect(res.status, args.join(' ')).toBe(2);
+      expect(res.stderr).toMatch(message);
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'loopwatch-serve-'));
+    const config = join(dir, 'bad.yaml');
+    writeFileSync(config, 'thresholds:\n  repeat: lots\n');
+    const bad = spawnSync(process.execPath, [bin, 'serve', '--config', config], { encoding: 'utf8', timeout: 10_000 });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain(`${config}:2`);
+  });
+
+  it('serves, and on SIGTERM forwards the traces it holds (with their events) and exits 0', async () => {
+    const down = await new FakeDownstream().start();
+    downs.push(down);
+    const [port] = (await freePorts(1)) as [number];
+    const child = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--forward', down.url, '--forward-protocol', 'http/json', '--trace-wait', '600000'], {
+      env: { ...process.env, OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    for (let i = 0; i < 100 && !stderr.includes('listening'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    // no root: held for ten minutes unless the shutdown forwards it
+    const spans = agentTrace({ label: 'cli', prompt: 'p', steps: Array.from({ length: 5 }, () => ({ tool: 'search', args: { q: 1 }, result: 'same' })) }).slice(0, -1);
+    const res = await fetch(`http://127.0.0.1:${port}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(tracesData(spans)) });
+    expect(res.status).toBe(200);
+    expect(down.spans).toHaveLength(0);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(down.spans).toHaveLength(spans.length);
+    expect(down.requests.every((r) => r.contentType === 'application/json')).toBe(true);
+    expect(down.spans.flatMap((s) => s.events).filter((e) => e.name === 'loop.detected')).toHaveLength(2);
+    expect(stderr).toMatch(/stopped: 10 spans received, 10 forwarded, 0 not forwarded; 1 traces, 5 tool calls, 2 detections/);
+  });
+});

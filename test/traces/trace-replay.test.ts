@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { decodeTracesData } from '../../src/cli/otlp-json.js';
+import { TraceReplayer, type ReplayedTrace } from '../../src/traces/trace-replay.js';
+import { defaultAdapters } from '../../src/conventions/index.js';
+import { LoopEngine } from '../../src/detector/engine.js';
+import { agentTrace, tracesData, type OtlpSpan } from '../support/otlp.js';
+
+function replayer(opts: { lingerSpans?: number; maxOpenTraces?: number } = {}): { r: TraceReplayer; done: ReplayedTrace[] } {
+  const done: ReplayedTrace[] = [];
+  const r = new TraceReplayer({ engine: new LoopEngine(), adapters: defaultAdapters, onTrace: (t) => done.push(t), ...opts });
+  return { r, done };
+}
+
+const feed = (r: TraceReplayer, spans: OtlpSpan[]): void => {
+  for (const s of decodeTracesData(tracesData(spans))) r.add(s);
+};
+
+const loop = (label: string): OtlpSpan[] =>
+  agentTrace({ label, prompt: 'p', steps: Array.from({ length: 5 }, () => ({ tool: 'search', args: { q: 'x' }, result: 'same' })) });
+
+describe('trace replay', () => {
+  it('a root that arrives before its children (a tail sampler regrouping) does not cut the trace', () => {
+    const { r, done } = replayer();
+    const spans = loop('root-first');
+    const root = spans.pop();
+    if (!root) throw new Error('no root');
+    feed(r, [spans[0] as OtlpSpan, root, ...spans.slice(1)]);
+    r.finish();
+    expect(done).toHaveLength(1);
+    expect(done[0]?.detections.map((d) => [d.level, d.callIndex])).toEqual([
+      ['warning', 3],
+      ['critical', 5],
+    ]);
+  });
+
+  it('evaluates a finished trace once enough spans of other traces have gone by, before the input ends', () => {
+    const { r, done } = replayer({ lingerSpans: 2048 });
+    feed(r, loop('early'));
+    expect(done).toHaveLength(0);
+    for (let i = 0; i < 1200; i++) feed(r, agentTrace({ label: `other-${i}`, steps: [{ tool: 't', args: { i }, result: i }] }));
+    expect(done.map((t) => t.traceId)).toContain(decodeTracesData(tracesData(loop('early')))[0]?.traceId);
+    expect(done.find((t) => t.detections.length > 0)?.detections).toHaveLength(2);
+  });
+
+  it('keeps a bounded number of traces open on endless input', () => {
+    const { r, done } = replayer({ maxOpenTraces: 100 });
+    // rootless traces (remote parents) never complete by themselves
+    for (let i = 0; i < 1000; i++) feed(r, agentTrace({ label: `rootless-${i}`, steps: [{ tool: 't', args: {}, result: 1 }] }).slice(0, -1));
+    expect(done.length).toBeGreaterThanOrEqual(900);
+    r.finish();
+    expect(done).toHaveLength(1000);
+  });
+});
+
+describe('trace replay on a clock (serve)', () => {
+  function clocked(opts: { quietAfterRootMs?: number; traceWaitMs?: number; maxHeldSpans?: number; retainTraces?: number } = {}) {
+    let now = 0;
+    const done: { trace: ReplayedTrace<string>; reason: string }[] = [];
+    const r = new TraceReplayer<string>({
+      engine: new LoopEngine(),
+      adapters: defaultAdapters,
+      clock: () => now,
+      onTrace: (trace, reason) => done.push({ trace, reason }),
+      ...opts,
+    });
+    const add = (spans: OtlpSpan[]): void => {
+      for (const s of decodeTracesData(tracesData(spans))) r.add(s, s.spanId);
+    };
+    return { r, done, add, tick: (ms: number) => void (now += ms) };
+  }
+
+  it('completes a trace once its root has arrived and it has been quiet, not before', () => {
+    const { r, done, add, tick } = clocked({ quietAfterRootMs: 500, traceWaitMs: 10_000 });
+    const spans = loop('clock-root');
+    add(spans.slice(0, 3));
+    tick(5_000);
+    expect(r.expire()).toBe(0);
+    add(spans.slice(3));
+    tick(499);
+    expect(r.expire()).toBe(0);
+    tick(1);
+    expect(r.expire()).toBe(1);
+    expect(done[0]?.reason).toBe('root');
+    expect(done[0]?.trace.payloads).toHaveLength(spans.length);
+    expect(done[0]?.trace.detections.map((d) => d.level)).toEqual(['warning', 'critical']);
+    expect(r.heldSpans).toBe(0);
+  });
+
+  it('completes a rootless trace after the trace wait', () => {
+    const { r, done, add, tick } = clocked({ quietAfterRootMs: 500, traceWaitMs: 3_000 });
+    add(loop('rootless').slice(0, -1));
+    tick(2_999);
+    expect(r.expire()).toBe(0);
+    tick(1);
+    expect(r.expire()).toBe(1);
+    expect(done[0]?.reason).toBe('quiet');
+  });
+
+  it('bounds the spans it holds: the least recently active trace is completed early', () => {
+    const { r, done, add } = clocked({ maxHeldSpans: 20 });
+    for (let i = 0; i < 10; i++) add(loop(`held-${i}`).slice(0, -1));
+    expect(r.heldSpans).toBeLessThanOrEqual(20);
+    expect(done.length).toBeGreaterThanOrEqual(7);
+    expect(done.every((d) => d.reason === 'bound')).toBe(true);
+  });
+
+  it('late spans continue a completed trace: the history counts, nothing is reported twice', () => {
+    const { r, done, add, tick } = clocked({ quietAfterRootMs: 100, traceWaitMs: 1_000, retainTraces: 100 });
+    const spans = agentTrace({ label: 'late', prompt: 'p', steps: Array.from({ length: 6 }, () => ({ tool: 'search', args: { q: 'x' }, result: 'same' })) });
+    const root = spans.pop() as OtlpSpan;
+    // first three calls (a chat span and a tool span per step), quiet for the whole wait: completed without its root
+    add(spans.slice(0, 6));
+    tick(1_000);
+    r.expire();
+    expect(done[0]?.trace.detections.map((d) => [d.level, d.callIndex])).toEqual([['warning', 3]]);
+    expect(done[0]?.trace.continued).toBe(false);
+    // the rest arrives later: the engine sees six calls, only new detections come out
+    add([...spans.slice(6), root]);
+    tick(100);
+    r.expire();
+    expect(done).toHaveLength(2);
+    expect(done[1]?.trace.continued).toBe(true);
+    expect(done[1]?.trace.toolCalls).toBe(3);
+    expect(done[1]?.trace.detections.map((d) => [d.level, d.callIndex])).toEqual([['critical', 5]]);
+    expect(done[1]?.trace.payloads).toHaveLength(7);
+  });
+});
