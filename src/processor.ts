@@ -1,4 +1,4 @@
-import { context as apiContext, diag, isValidTraceId, trace, type Context, type Span } from '@opentelemetry/api';
+import { context as apiContext, isValidTraceId, trace, type Context, type Span } from '@opentelemetry/api';
 import {
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_PROMPT_NAME,
@@ -14,6 +14,7 @@ import type { RawToolCall } from './detector/tool-call.js';
 import type { LoopDetection } from './detector/types.js';
 import { ToolLoopError } from './errors.js';
 import { ATTR_LOOP_ACTION, takeGuardMark } from './guard/span-mark.js';
+import { callContained, log, notifyContained, reportContained } from './otel/diag.js';
 import { argumentPreview, resolvePreview, type ArgumentPreviewOptions, type ResolvedPreview } from './otel/argument-preview.js';
 import { LOOP_EVENT_NAME, loopEventAttributes } from './otel/event-attributes.js';
 import {
@@ -86,7 +87,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   private readonly normalize: boolean;
   private readonly preview: ResolvedPreview | undefined;
   /** Content that could not be fingerprinted: always worth a warning. */
-  private readonly reportProblem = (message: string): void => say('warn', message);
+  private readonly reportProblem = (message: string): void => log.warn(message);
   /**
    * Content fingerprinted on less than all of it (caps, cycles, not JSON): a warning the first
    * time for each tool and kind, then debug, so that a tool whose output is never JSON does not
@@ -95,12 +96,12 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   private readonly reportNote = (message: string, note: number): void => {
     const key = `${note}:${message}`;
     if (this.noted.has(key)) {
-      say('debug', message);
+      log.debug(message);
       return;
     }
     if (this.noted.size >= 1024) this.noted.clear();
     this.noted.add(key);
-    say('warn', message);
+    log.warn(message);
   };
   private readonly noted = new Set<string>();
   /** The SDK calls `onEnding`; until it does, `onEnd` evaluates tool spans itself. */
@@ -136,7 +137,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     try {
       const traceId = traceIdOf(target);
       if (traceId === undefined) {
-        say('warn', 'abortSignal() found no active trace; call it inside the agent span or pass a span, context or trace id');
+        log.warn('abortSignal() found no active trace; call it inside the agent span or pass a span, context or trace id');
         return new AbortController().signal;
       }
       const state = this.stateOf(traceId);
@@ -510,50 +511,26 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   }
 
   private resolvePrompt(span: ReadableToolSpan): string | undefined {
-    if (!this.promptResolver) return undefined;
-    try {
-      const name = this.promptResolver(span);
-      return typeof name === 'string' && name.length > 0 ? name : undefined;
-    } catch (e) {
-      this.problem('the promptName resolver', e);
-      return undefined;
-    }
+    const resolver = this.promptResolver;
+    if (!resolver) return undefined;
+    const name = callContained('the promptName resolver', () => resolver(span), undefined);
+    return typeof name === 'string' && name.length > 0 ? name : undefined;
   }
 
   private notify(d: LoopDetection): void {
-    if (!this.onLoop) return;
-    try {
-      const r = this.onLoop(d) as unknown;
-      if (r && typeof (r as Promise<void>).then === 'function') {
-        (r as Promise<void>).then(undefined, (e: unknown) => this.problem('onLoop (async)', e));
-      }
-    } catch (e) {
-      this.problem('onLoop', e);
-    }
+    const onLoop = this.onLoop;
+    if (onLoop) notifyContained('onLoop', () => onLoop(d));
   }
 
   private stop(state: TraceState, d: LoopDetection): void {
     if (state.stopped) return;
     const error = new ToolLoopError(d);
     state.stopped = error;
-    try {
-      state.controller?.abort(error);
-    } catch (e) {
-      this.problem('an abort listener', e);
-    }
+    callContained('an abort listener', () => state.controller?.abort(error), undefined);
   }
 
   private problem(where: string, e: unknown): void {
-    say('error', `${where} failed and was contained: ${e instanceof Error ? e.message : String(e)}`);
-  }
-}
-
-/** A message to OpenTelemetry's diag logger; a throwing logger must not break the app (or loopwatch) either. */
-function say(level: 'error' | 'warn' | 'debug', message: string): void {
-  try {
-    diag[level](`loopwatch: ${message}`);
-  } catch {
-    // nothing left to tell it with
+    reportContained(where, e);
   }
 }
 

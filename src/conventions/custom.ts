@@ -1,5 +1,5 @@
-import { diag } from '@opentelemetry/api';
 import type { RawError } from '../detector/error-class.js';
+import { errorText, log } from '../otel/diag.js';
 import { spanError, toolCallFields } from './attributes.js';
 import type { AdapterGate } from './gate.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
@@ -58,11 +58,7 @@ export function customAdapter(options: CustomAdapterOptions): ConventionAdapter 
     } catch (e) {
       if (!reported) {
         reported = true;
-        try {
-          diag.error(`loopwatch: the ${what} mapping of adapter '${name}' threw and was ignored: ${e instanceof Error ? e.message : String(e)}`);
-        } catch {
-          // a throwing logger changes nothing: the value counts as absent
-        }
+        log.error(`the ${what} mapping of adapter '${name}' threw and was ignored: ${errorText(e)}`);
       }
       return fallback;
     }

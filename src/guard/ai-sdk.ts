@@ -1,6 +1,6 @@
-import { diag } from '@opentelemetry/api';
 import { ToolLoopError } from '../errors.js';
 import { hashString } from '../fingerprint/hash.js';
+import { log } from '../otel/diag.js';
 import type { ProceedingCall, ToolLoopGuard } from './guard.js';
 import { isLoopHint } from './hint.js';
 import { sleep } from './transient.js';
@@ -246,14 +246,10 @@ function warnIfUnwired(guard: ToolLoopGuard<unknown>, sdkSignal: AbortSignal | u
   warnedUnwired.add(guard); // one check per guard
   const timer = setTimeout(() => {
     if (sdkSignal?.aborted) return;
-    try {
-      diag.warn(
-        'loopwatch: the guard stopped a tool loop, but the AI SDK call was not given guard.signal as abortSignal; ' +
-          'the SDK reports the ToolLoopError to the model as a tool error and the run goes on (every further tool call is refused)',
-      );
-    } catch {
-      // diag must not break the agent
-    }
+    log.warn(
+      'the guard stopped a tool loop, but the AI SDK call was not given guard.signal as abortSignal; ' +
+        'the SDK reports the ToolLoopError to the model as a tool error and the run goes on (every further tool call is refused)',
+    );
   }, 0);
   (timer as { unref?: () => void }).unref?.();
 }
