@@ -1,8 +1,7 @@
 import type { RawError } from '../detector/error-class.js';
 import { errorText, log } from '../otel/diag.js';
 import { spanError, toolCallFields } from './attributes.js';
-import type { AdapterGate } from './gate.js';
-import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
+import type { AdapterGate, ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 /** Attribute keys tried in order, or a function of the span. */
 export type AttributeSource<T> = string | readonly string[] | ((span: SpanView) => T | undefined);

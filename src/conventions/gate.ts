@@ -1,21 +1,5 @@
 import type { ConventionAdapter, SpanView } from './types.js';
 
-/**
- * What an adapter looks at, declared so that spans it can never claim or name are skipped in a
- * few instructions: the processor runs on every span of the app, and almost none are tool spans.
- * A gate is a necessary condition only: a span that passes still goes through the adapters.
- */
-export interface AdapterGate {
-  /** Attribute keys whose presence (any value) may make the adapter claim or name the span. */
-  readonly keys?: readonly string[];
-  /** Attribute keys that matter only with one of these values. */
-  readonly values?: Readonly<Record<string, readonly unknown[]>>;
-  /** Exact span names the adapter claims. */
-  readonly names?: readonly string[];
-  /** Span-name prefixes the adapter claims. */
-  readonly namePrefixes?: readonly string[];
-}
-
 /** The adapters whose gate keys a span's attributes pass, as a bit mask (bit i: adapter i). */
 export type KeyMask = (attrs: Readonly<Record<string, unknown>>) => number;
 

@@ -9,8 +9,8 @@ import { openInferenceAdapter } from './openinference.js';
 import { traceloopAdapter } from './traceloop.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
-export type { ConventionAdapter, SpanEventView, SpanView, ToolCallFields } from './types.js';
-export { gateOf, SpanGate, type AdapterGate, type KeyMask } from './gate.js';
+export type { AdapterGate, ConventionAdapter, SpanEventView, SpanView, ToolCallFields } from './types.js';
+export { gateOf, SpanGate, type KeyMask } from './gate.js';
 export { defaultKeyMask } from './default-gate.js';
 export { genAiAdapter } from './gen-ai.js';
 export { aiSdkAdapter } from './ai-sdk.js';

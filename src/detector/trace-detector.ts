@@ -1,11 +1,12 @@
 import { combine, toHex, UnorderedHash, type Hash } from '../fingerprint/hash.js';
 import { evaluateCallRules, degrade, type Finding } from './call-rules.js';
 import { CycleTracker, type CycleFinding } from './cycle.js';
-import type { LoopEngine } from './engine.js';
+import type { ResolvedConfig } from './config.js';
 import {
   ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, sameHash, UNKNOWN_TOOL, WAIT,
 } from './history.js';
 import { describeDetection } from './messages.js';
+import type { ToolPolicies } from './policy.js';
 import type { Evidence, LoopDetection, LoopLevel, ToolCall, ToolOutcome } from './types.js';
 
 const EVIDENCE_BY_RANK: readonly Evidence[] = ['name', 'result', 'arguments', 'arguments+result'];
@@ -43,6 +44,17 @@ interface PendingStep {
 }
 
 /**
+ * What the traces of one engine share (`LoopEngine` is one): the configuration, the tool
+ * policies, and one numbering of tool names, so that every trace hashes a tool the same way.
+ */
+export interface SharedDetection {
+  readonly config: ResolvedConfig;
+  readonly policies: ToolPolicies;
+  toolHash(name: string): Hash;
+  toolName(hash: Hash): string;
+}
+
+/**
  * Loop detection for one trace: remembers its recent calls (bounded), groups parallel calls into
  * steps, runs the rules on every call and the cycle rule on every completed step, and reports
  * each (signature, level) once.
@@ -60,7 +72,7 @@ export class TraceDetector {
   private calls = 0;
 
   constructor(
-    private readonly engine: LoopEngine,
+    private readonly engine: SharedDetection,
     readonly traceId: string,
   ) {
     this.history = new CallHistory(engine.config.historySize);

@@ -1,4 +1,4 @@
-import { JsonTextHasher, OK, UNSUPPORTED } from './json-text.js';
+import { JsonTextHasher, OK, UNSUPPORTED, type LeafHasher } from './json-text.js';
 import { chainA, chainB, digest, finish, member, number, pack, seedA, seedB, text, textOf, K_EVEN, K_ODD, type LanePair } from './lanes.js';
 import type { Hash } from './hash.js';
 import {
@@ -83,7 +83,7 @@ function isSpace(c: number): boolean {
  * JSON-text hasher calls back into the leaf methods, so both paths share one definition of
  * every leaf. Walkers are pooled (`fingerprint` below): their buffers are reused.
  */
-export class Walker implements LanePair {
+export class Walker implements LeafHasher {
   ha = 0;
   hb = 0;
   nodes = 0;

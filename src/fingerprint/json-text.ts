@@ -1,6 +1,5 @@
-import type { Walker } from './canonical.js';
 import { chainA, chainB, digest, finish, member, seedA, seedB, text, type LanePair } from './lanes.js';
-import type { Units } from './units.js';
+import type { UnitBuffers, Units } from './units.js';
 import { L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, MAX_DEPTH, MAX_NODES, NOTE_DEPTH, TAG_ARRAY, TAG_KEY, TAG_OBJECT } from './tags.js';
 
 /**
@@ -16,6 +15,26 @@ import { L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, MAX_DEPTH, MAX_NODES, NOTE_DEPTH,
  * object with very many members (the repeat check would get slow), and values beyond the node cap
  * (which nodes are cut depends on the walker's visiting order).
  */
+
+/**
+ * What the JSON-text hasher needs of the structural walker (`Walker` in `canonical.ts`): the lanes
+ * every hash lands in, the counters a fingerprint keeps, and the walker's own leaf methods, so
+ * that both paths share one definition of every leaf.
+ */
+export interface LeafHasher extends LanePair {
+  /** Values hashed so far (the node cap). */
+  nodes: number;
+  /** `NOTE_*` bits. */
+  notes: number;
+  /** Set by `stringLeaf` when the leaf held a control character. */
+  control: boolean;
+  /** The next free nesting level of `units`. */
+  readonly level: number;
+  readonly units: UnitBuffers;
+  numberLeaf(n: number): void;
+  stringLeaf(units: Units, raw: string, from: number, to: number, depth: number): void;
+  isVolatileKey(units: Units, s: string, start: number, end: number, ka: number, kb: number): boolean;
+}
 
 /** Done: the hash is in the walker's `ha`/`hb`. */
 export const OK = 0;
@@ -76,7 +95,7 @@ export class JsonTextHasher {
   /** Position of the next backslash at or after the last search (far beyond the end if none). */
   private nextBackslash = -1;
 
-  constructor(private readonly leaf: Walker) {}
+  constructor(private readonly leaf: LeafHasher) {}
 
   /** Hashes the JSON value in `u[start, end)` (trimmed by the caller) into the walker: OK, INVALID or UNSUPPORTED. */
   hash(units: Units, s: string, start: number, end: number, depth: number): number {

@@ -6,6 +6,7 @@ import { ToolLoopError } from '../errors.js';
 import { callContained, log, notifyContained, reportContained } from '../otel/diag.js';
 import { combine, toHex } from '../fingerprint/hash.js';
 import { guardAiSdkTools, type WrapToolsOptions } from './ai-sdk.js';
+import type { CallGuard, CheckOptions, GuardedCall, ProceedingCall, RunOptions } from './calls.js';
 import { decide, strongest } from './decide.js';
 import { guardDispatcher, type Dispatcher, type WrapDispatcherOptions } from './dispatcher.js';
 import type { GuardEvent, GuardedCallRecord, GuardOutcome } from './events.js';
@@ -15,42 +16,6 @@ import { splitGuardOptions, type GuardAction, type ResolvedBackoff, type ToolLoo
 import { GuardSession } from './session.js';
 import { activeSpan, markSpan } from './span-mark.js';
 import { backoffDelay, isTransientError, sleep } from './transient.js';
-
-export interface CheckOptions {
-  /** Calls sharing this key are one parallel step; by default calls overlapping in time are. */
-  readonly batch?: string;
-}
-
-export interface RunOptions extends CheckOptions {
-  /** Cancels a backoff delay (the call then never runs). */
-  readonly signal?: AbortSignal;
-}
-
-/**
- * The guard lets the call run: run it (after `delayMs`), then report how it went with exactly one
- * of `succeeded`, `failed` or `cancelled` (later calls are no-ops). A call never reported keeps
- * its parallel step open, so report every one (`run` and the wrappers do).
- */
-export interface ProceedingCall {
-  readonly action: 'proceed';
-  /** Wait this long first: backoff after a transient failure of the same call (0 otherwise). */
-  readonly delayMs: number;
-  /** The loop the call continues, when the guard lets it run anyway (`abort` mode warning, `observe`, a retry). */
-  readonly detection: LoopDetection | undefined;
-  succeeded(result: unknown): void;
-  failed(error: unknown): void;
-  /** The call will not run after all (cancelled during the delay): frees its slot, records nothing. */
-  cancelled(): void;
-}
-
-/** The guard answered the call itself: return `hint` as its result and do not run it. */
-export interface HintedCall<H> {
-  readonly action: 'hint';
-  readonly hint: H;
-  readonly detection: LoopDetection;
-}
-
-export type GuardedCall<H> = ProceedingCall | HintedCall<H>;
 
 const UNGUARDED: ProceedingCall = {
   action: 'proceed',
@@ -72,7 +37,7 @@ const UNGUARDED: ProceedingCall = {
  * its own loop; its interventions are counted separately and escalate (see `GuardAction`).
  * Nothing here throws into the agent except the intended `ToolLoopError`.
  */
-export class ToolLoopGuard<H = LoopHint> {
+export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
   readonly engine: LoopEngine;
   readonly action: GuardAction;
   private readonly maxHints: number;
