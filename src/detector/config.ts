@@ -1,39 +1,24 @@
+import { RULES, RULE_KEYS, type RuleKey } from './rules.js';
+import { resolveThresholds, type ThresholdInput, type Thresholds } from './thresholds.js';
 import type { Mode } from './types.js';
 
-/** A pair of levels. `null` (or omitted at the top level) disables that level. */
-export interface ThresholdInput {
-  readonly warning?: number | null;
-  readonly critical?: number | null;
-}
+export type { ThresholdInput, Thresholds } from './thresholds.js';
+export { resolveThresholds } from './thresholds.js';
+export { RULE_KEYS, type RuleKey } from './rules.js';
 
-export interface RuleThresholdsInput {
-  /** Identical calls (arguments and result): calls. */
-  readonly repeat?: ThresholdInput;
-  /** Identical arguments while the output changes every time: calls. */
-  readonly changingOutput?: ThresholdInput;
-  /** The same informative result to different arguments: calls. */
-  readonly noProgress?: ThresholdInput;
-  /** A sequence of steps repeating: laps. */
-  readonly cycle?: ThresholdInput;
-  /** The same call failing: failures. */
-  readonly repeatedFailure?: ThresholdInput;
-  /** One tool failing with the same error class over changing arguments: failures. */
-  readonly errorClass?: ThresholdInput;
-  /** Calls to a tool that does not exist: calls. */
-  readonly unknownTool?: ThresholdInput;
-}
 
-export type RuleKey = keyof RuleThresholdsInput;
-export const RULE_KEYS: readonly RuleKey[] = [
-  'repeat', 'changingOutput', 'noProgress', 'cycle', 'repeatedFailure', 'errorClass', 'unknownTool',
-];
+/** Thresholds per rule, by the rule's key (see `RULES`). */
+export type RuleThresholdsInput = { readonly [K in RuleKey]?: ThresholdInput };
+
+export type RuleThresholds = Readonly<Record<RuleKey, Thresholds>>;
 
 /**
  * `poller`: expected to be called again and again (status checks, log tails): higher thresholds.
  * `wait`: sleeps and delays: invisible to the other rules, only a long run of them is flagged.
  * `exempt`: never flagged. `normal`: the defaults.
  */
-export type ToolRole = 'normal' | 'poller' | 'wait' | 'exempt';
+export const TOOL_ROLES = ['normal', 'poller', 'wait', 'exempt'] as const;
+export type ToolRole = (typeof TOOL_ROLES)[number];
 
 export interface VolatileKeysInput {
   readonly arguments?: readonly string[];
@@ -81,66 +66,6 @@ export interface LoopwatchConfig {
   readonly knownTools?: readonly string[];
 }
 
-/** Resolved pair; `Infinity` means the level never fires. */
-export interface Thresholds {
-  readonly warning: number;
-  readonly critical: number;
-}
-
-export type RuleThresholds = Readonly<Record<RuleKey, Thresholds>>;
-
-const never = Number.POSITIVE_INFINITY;
-
-/**
- * Defaults, and why (the README repeats these):
- * - repeat 3 / 5: two identical calls with identical results can be a deliberate re-check; a
- *   third is the earliest point every surveyed agent runtime intervenes; two more calls after
- *   the hint show the hint did not work.
- * - changingOutput 25 / 50: output that changes is normally progress (debugger stepping,
- *   growing logs). Only a run far longer than honest stepping is a loop (`date` 62 times).
- * - noProgress 4 / 6: different arguments with the same informative answer; one more than
- *   repeat because reformulating a query twice is normal, and a date or id scan can legitimately
- *   return the same "nothing found" a few times.
- * - cycle 3 / 4 laps: two laps are a legitimate two-pass batch; a third lap with identical
- *   results is a loop; stopping one lap later costs only one period.
- * - repeatedFailure 3 / 5: a transient failure retried once or twice and then succeeding is normal.
- * - errorClass 4 / 8: different arguments failing the same way is trial and error for a while.
- * - unknownTool 2 / 3: a tool that does not exist never starts to exist.
- */
-export const DEFAULT_THRESHOLDS: RuleThresholds = {
-  repeat: { warning: 3, critical: 5 },
-  changingOutput: { warning: 25, critical: 50 },
-  noProgress: { warning: 4, critical: 6 },
-  cycle: { warning: 3, critical: 4 },
-  repeatedFailure: { warning: 3, critical: 5 },
-  errorClass: { warning: 4, critical: 8 },
-  unknownTool: { warning: 2, critical: 3 },
-};
-
-/** Pollers are meant to be called repeatedly: a status that does not move for 8 polls is worth a hint. */
-export const DEFAULT_POLLER_THRESHOLDS: RuleThresholdsInput = {
-  repeat: { warning: 8, critical: 15 },
-  changingOutput: { warning: 60, critical: 120 },
-  noProgress: { warning: 8, critical: 15 },
-  cycle: { warning: 6, critical: 12 },
-};
-
-export const DEFAULT_WAIT_THRESHOLDS: RuleThresholdsInput = {
-  repeat: { warning: 20, critical: 40 },
-};
-
-/** Tool-name words, matched on the snake_case form of the name (`getJobStatus` → `get_job_status`). */
-export const DEFAULT_POLLER_PATTERNS: readonly string[] = [
-  '(^|_)(poll|polling|status|progress|tail|logs?|watch)(_|$)',
-  '(^|_)(get|read|bash|process|command|job|task)_(result|results|output|outputs|log|logs)(_|$)',
-  '(^|_)wait_(for|until)(_|$)',
-  '(^|_)check_(job|run|task|build|deploy|deployment|status)(_|$)',
-];
-
-export const DEFAULT_WAIT_PATTERNS: readonly string[] = [
-  '(^|_)(sleep|wait|delay|pause)(_(seconds?|secs?|ms|millis|minutes?))?$',
-];
-
 export interface ResolvedRole {
   readonly match: readonly RegExp[];
   readonly thresholds: RuleThresholdsInput;
@@ -168,6 +93,59 @@ export interface ResolvedConfig {
   readonly knownTools: ReadonlySet<string> | undefined;
 }
 
+
+/**
+ * Defaults, and why: each rule's thresholds are with the rule (`RULES`, where the reasons are);
+ * the rest is here. The README repeats them.
+ */
+
+function byKey<T>(pick: (rule: (typeof RULES)[number]) => T | undefined): Partial<Record<RuleKey, T>> {
+  const out: Partial<Record<RuleKey, T>> = {};
+  for (const rule of RULES) {
+    const value = pick(rule);
+    if (value !== undefined) out[rule.thresholdKey] = value;
+  }
+  return out;
+}
+
+export const DEFAULT_THRESHOLDS: RuleThresholds = byKey((r) => r.defaults) as RuleThresholds;
+
+/** Pollers are meant to be called repeatedly: higher thresholds for the rules that count repeats. */
+export const DEFAULT_POLLER_THRESHOLDS: RuleThresholdsInput = byKey((r) => r.poller);
+
+/** Waits and sleeps: only the rules with wait thresholds run on them. */
+export const DEFAULT_WAIT_THRESHOLDS: RuleThresholdsInput = byKey((r) => r.wait);
+
+/** Tool-name words, matched on the snake_case form of the name (`getJobStatus` → `get_job_status`). */
+export const DEFAULT_POLLER_PATTERNS: readonly string[] = [
+  '(^|_)(poll|polling|status|progress|tail|logs?|watch)(_|$)',
+  '(^|_)(get|read|bash|process|command|job|task)_(result|results|output|outputs|log|logs)(_|$)',
+  '(^|_)wait_(for|until)(_|$)',
+  '(^|_)check_(job|run|task|build|deploy|deployment|status)(_|$)',
+];
+
+export const DEFAULT_WAIT_PATTERNS: readonly string[] = [
+  '(^|_)(sleep|wait|delay|pause)(_(seconds?|secs?|ms|millis|minutes?))?$',
+];
+
+/** When arguments (results) are not captured. Tool names alone cannot tell a loop from a batch of edits: warn, never stop. */
+export const DEFAULT_EVIDENCE_THRESHOLDS: { readonly argumentsOnly: Thresholds; readonly nameOnly: Thresholds } = {
+  argumentsOnly: { warning: 5, critical: 10 },
+  nameOnly: { warning: 10, critical: Number.POSITIVE_INFINITY },
+};
+
+export const DEFAULT_MODE = 'enforce';
+export const DEFAULT_MAX_PERIOD = 6;
+export const DEFAULT_SPACING = { idleMs: 30_000, weight: 0.5 } as const;
+export const DEFAULT_GAP_BUDGET = 1;
+export const DEFAULT_HISTORY_SIZE = 128;
+
+
+/**
+ * Validation: configuration arrives from YAML files and environment variables as well as code, so
+ * every key is checked and every problem is reported with its path.
+ */
+
 /** One problem in a configuration, with the path of the key it is about. */
 export interface ConfigIssue {
   readonly path: ReadonlyArray<string | number>;
@@ -186,83 +164,21 @@ export function formatPath(path: ReadonlyArray<string | number>): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }
 
-export function resolveThresholds(base: Thresholds, input: ThresholdInput | undefined): Thresholds {
-  if (!input) return base;
-  const pick = (v: number | null | undefined, fallback: number): number =>
-    v === undefined ? fallback : v === null ? never : v;
-  return { warning: pick(input.warning, base.warning), critical: pick(input.critical, base.critical) };
-}
-
-export function applyRuleThresholds(base: RuleThresholds, input: RuleThresholdsInput | undefined): RuleThresholds {
-  if (!input) return base;
-  const out = { ...base };
-  for (const key of RULE_KEYS) out[key] = resolveThresholds(base[key], input[key]);
-  return out;
-}
-
-function compilePatterns(list: ReadonlyArray<string | RegExp>): RegExp[] {
-  return list.map((p) => (typeof p === 'string' ? new RegExp(p, 'i') : p));
-}
-
-/** `*` glob to an anchored regular expression; names without `*` match exactly (no regex). */
-function globMatcher(pattern: string): RegExp | undefined {
-  if (!pattern.includes('*')) return undefined;
-  const body = pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
-  return new RegExp(`^${body}$`);
-}
-
-export function resolveConfig(config: LoopwatchConfig = {}): ResolvedConfig {
-  const issues = validateConfig(config);
-  if (issues.length > 0) throw new ConfigError(issues);
-  const thresholds = applyRuleThresholds(DEFAULT_THRESHOLDS, config.thresholds);
-  const role = (input: RoleInput | undefined, patterns: readonly string[], defaults: RuleThresholdsInput): ResolvedRole => ({
-    match: compilePatterns(input?.match ?? patterns),
-    thresholds: mergeRuleInputs(defaults, input?.thresholds),
-  });
-  return {
-    resolved: true,
-    mode: config.mode ?? 'enforce',
-    thresholds,
-    evidence: {
-      argumentsOnly: resolveThresholds({ warning: 5, critical: 10 }, config.evidence?.argumentsOnly),
-      // Tool names alone cannot tell a loop from a batch of edits: warn, never stop, by default.
-      nameOnly: resolveThresholds({ warning: 10, critical: never }, config.evidence?.nameOnly),
-    },
-    maxPeriod: config.cycle?.maxPeriod ?? 6,
-    spacing: { idleMs: config.spacing?.idleMs ?? 30_000, weight: config.spacing?.weight ?? 0.5 },
-    gapBudget: config.gapBudget ?? 1,
-    historySize: config.historySize ?? 128,
-    roles: {
-      poller: role(config.roles?.poller, DEFAULT_POLLER_PATTERNS, DEFAULT_POLLER_THRESHOLDS),
-      wait: role(config.roles?.wait, DEFAULT_WAIT_PATTERNS, DEFAULT_WAIT_THRESHOLDS),
-      exempt: role(config.roles?.exempt, [], {}),
-    },
-    tools: Object.entries(config.tools ?? {}).map(([pattern, override]) => ({
-      pattern,
-      matcher: globMatcher(pattern),
-      override,
-    })),
-    volatileKeys: {
-      arguments: [...(config.volatileKeys?.arguments ?? [])],
-      result: [...(config.volatileKeys?.result ?? [])],
-    },
-    knownTools: config.knownTools ? new Set(config.knownTools) : undefined,
-  };
-}
-
-function mergeRuleInputs(base: RuleThresholdsInput, over: RuleThresholdsInput | undefined): RuleThresholdsInput {
-  if (!over) return base;
-  const out: Record<string, ThresholdInput> = { ...base };
-  for (const key of RULE_KEYS) {
-    const o = over[key];
-    if (o) out[key] = { ...base[key], ...o };
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Validation: configuration arrives from YAML files and environment variables as well as code,
-// so every key is checked and every problem is reported with its path.
+/** The top-level keys, checked against `LoopwatchConfig` by the compiler (one entry per key). */
+const CONFIG_KEY_SET = {
+  mode: true,
+  thresholds: true,
+  evidence: true,
+  cycle: true,
+  spacing: true,
+  gapBudget: true,
+  historySize: true,
+  roles: true,
+  tools: true,
+  volatileKeys: true,
+  knownTools: true,
+} as const satisfies Record<keyof LoopwatchConfig, true>;
+const CONFIG_KEYS = Object.keys(CONFIG_KEY_SET);
 
 type Path = ReadonlyArray<string | number>;
 
@@ -359,19 +275,12 @@ function checkVolatileKeys(v: unknown, path: Path, issues: ConfigIssue[]): void 
   checkStringList(v.result, [...path, 'result'], issues);
 }
 
-const ROLES: readonly ToolRole[] = ['normal', 'poller', 'wait', 'exempt'];
-
 /** Every problem in `config`, each with its key path; empty when the configuration is valid. */
 export function validateConfig(config: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   if (config === undefined || config === null) return issues;
   if (!isRecord(config)) return [{ path: [], message: `expected a map of settings, got ${describe(config)}` }];
-  checkKeys(
-    config,
-    ['mode', 'thresholds', 'evidence', 'cycle', 'spacing', 'gapBudget', 'historySize', 'roles', 'tools', 'volatileKeys', 'knownTools'],
-    [],
-    issues,
-  );
+  checkKeys(config, CONFIG_KEYS, [], issues);
   if (config.mode !== undefined && config.mode !== 'enforce' && config.mode !== 'observe') {
     issues.push({ path: ['mode'], message: `expected "enforce" or "observe", got ${describe(config.mode)}` });
   }
@@ -428,8 +337,8 @@ export function validateConfig(config: unknown): ConfigIssue[] {
           continue;
         }
         checkKeys(o, ['role', 'thresholds', 'volatileKeys'], path, issues);
-        if (o.role !== undefined && !ROLES.includes(o.role as ToolRole)) {
-          issues.push({ path: [...path, 'role'], message: `expected one of ${ROLES.join(', ')}, got ${describe(o.role)}` });
+        if (o.role !== undefined && !(TOOL_ROLES as readonly unknown[]).includes(o.role)) {
+          issues.push({ path: [...path, 'role'], message: `expected one of ${TOOL_ROLES.join(', ')}, got ${describe(o.role)}` });
         }
         checkRuleThresholds(o.thresholds, [...path, 'thresholds'], issues);
         checkVolatileKeys(o.volatileKeys, [...path, 'volatileKeys'], issues);
@@ -439,4 +348,72 @@ export function validateConfig(config: unknown): ConfigIssue[] {
   checkVolatileKeys(config.volatileKeys, ['volatileKeys'], issues);
   checkStringList(config.knownTools, ['knownTools'], issues);
   return issues;
+}
+
+
+/** Every rule's thresholds in `base`, overridden by those `input` gives. */
+export function applyRuleThresholds(base: RuleThresholds, input: RuleThresholdsInput | undefined): RuleThresholds {
+  if (!input) return base;
+  const out = { ...base };
+  for (const key of RULE_KEYS) out[key] = resolveThresholds(base[key], input[key]);
+  return out;
+}
+
+function mergeRuleInputs(base: RuleThresholdsInput, over: RuleThresholdsInput | undefined): RuleThresholdsInput {
+  if (!over) return base;
+  const out: Record<string, unknown> = { ...base };
+  for (const key of RULE_KEYS) {
+    const o = over[key];
+    if (o) out[key] = { ...base[key], ...o };
+  }
+  return out as RuleThresholdsInput;
+}
+
+function compilePatterns(list: ReadonlyArray<string | RegExp>): RegExp[] {
+  return list.map((p) => (typeof p === 'string' ? new RegExp(p, 'i') : p));
+}
+
+/** `*` glob to an anchored regular expression; names without `*` match exactly (no regex). */
+function globMatcher(pattern: string): RegExp | undefined {
+  if (!pattern.includes('*')) return undefined;
+  const body = pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  return new RegExp(`^${body}$`);
+}
+
+/** A validated configuration with every default filled in; throws `ConfigError` listing every problem. */
+export function resolveConfig(config: LoopwatchConfig = {}): ResolvedConfig {
+  const issues = validateConfig(config);
+  if (issues.length > 0) throw new ConfigError(issues);
+  const role = (input: RoleInput | undefined, patterns: readonly string[], defaults: RuleThresholdsInput): ResolvedRole => ({
+    match: compilePatterns(input?.match ?? patterns),
+    thresholds: mergeRuleInputs(defaults, input?.thresholds),
+  });
+  return {
+    resolved: true,
+    mode: config.mode ?? DEFAULT_MODE,
+    thresholds: applyRuleThresholds(DEFAULT_THRESHOLDS, config.thresholds),
+    evidence: {
+      argumentsOnly: resolveThresholds(DEFAULT_EVIDENCE_THRESHOLDS.argumentsOnly, config.evidence?.argumentsOnly),
+      nameOnly: resolveThresholds(DEFAULT_EVIDENCE_THRESHOLDS.nameOnly, config.evidence?.nameOnly),
+    },
+    maxPeriod: config.cycle?.maxPeriod ?? DEFAULT_MAX_PERIOD,
+    spacing: { idleMs: config.spacing?.idleMs ?? DEFAULT_SPACING.idleMs, weight: config.spacing?.weight ?? DEFAULT_SPACING.weight },
+    gapBudget: config.gapBudget ?? DEFAULT_GAP_BUDGET,
+    historySize: config.historySize ?? DEFAULT_HISTORY_SIZE,
+    roles: {
+      poller: role(config.roles?.poller, DEFAULT_POLLER_PATTERNS, DEFAULT_POLLER_THRESHOLDS),
+      wait: role(config.roles?.wait, DEFAULT_WAIT_PATTERNS, DEFAULT_WAIT_THRESHOLDS),
+      exempt: role(config.roles?.exempt, [], {}),
+    },
+    tools: Object.entries(config.tools ?? {}).map(([pattern, override]) => ({
+      pattern,
+      matcher: globMatcher(pattern),
+      override,
+    })),
+    volatileKeys: {
+      arguments: [...(config.volatileKeys?.arguments ?? [])],
+      result: [...(config.volatileKeys?.result ?? [])],
+    },
+    knownTools: config.knownTools ? new Set(config.knownTools) : undefined,
+  };
 }

@@ -1,13 +1,13 @@
 import { combine, toHex, UnorderedHash, type Hash } from '../fingerprint/hash.js';
-import { evaluateCallRules, degrade, type Finding } from './call-rules.js';
+import type { CallContext, Evidence, Measurement } from './call-rules.js';
 import { CycleTracker, type CycleFinding } from './cycle.js';
 import type { ResolvedConfig } from './config.js';
 import {
   ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, sameHash, UNKNOWN_TOOL, WAIT,
 } from './history.js';
-import { describeDetection } from './messages.js';
-import type { ToolPolicies } from './policy.js';
-import type { Evidence, LoopDetection, LoopLevel, ToolCall, ToolOutcome } from './types.js';
+import type { ToolPolicies, ToolPolicy } from './policy.js';
+import { CYCLE_RULE, type AnyRule } from './rules.js';
+import type { LoopDetection, LoopLevel, ToolCall, ToolOutcome } from './types.js';
 
 const EVIDENCE_BY_RANK: readonly Evidence[] = ['name', 'result', 'arguments', 'arguments+result'];
 const MAX_EMITTED = 512;
@@ -30,6 +30,19 @@ export interface RecordedCall {
   readonly outcome: ToolOutcome;
   readonly startTime: number;
   readonly endTime: number;
+}
+
+/** A rule's measurement at or above one of its levels, before de-duplication. */
+interface Finding extends Measurement {
+  readonly rule: AnyRule;
+}
+
+/** The per-call rules of the call's tool that reach a level. */
+function measureCall(ctx: CallContext, policy: ToolPolicy, found: Finding[]): void {
+  for (const { rule, thresholds } of policy.callRules) {
+    const m = rule.measure(ctx, thresholds);
+    if (m && m.value >= Math.min(m.thresholds.warning, m.thresholds.critical)) found.push({ ...m, rule });
+  }
 }
 
 interface PendingStep {
@@ -130,18 +143,7 @@ export class TraceDetector {
     if (batchComplete) this.closeStep(found);
     // The first call of a tool in the trace counts 1 for every call rule: nothing to find below 2.
     if ((seen & SEEN_TOOL) !== 0 || policy.minCallThreshold <= 1) {
-      const findings = evaluateCallRules({
-        history: this.history,
-        policy,
-        config: engine.config,
-        tool,
-        toolHash: tool,
-        args,
-        out,
-        flags,
-        inCycle: this.cycles.inCycle,
-      });
-      for (const f of findings) found.push(f);
+      measureCall({ history: this.history, settings: engine.config, tool, toolHash: tool, args, out, flags, inCycle: this.cycles.inCycle }, policy, found);
     }
     return this.report(found, call);
   }
@@ -257,9 +259,7 @@ export class TraceDetector {
   private cycleFinding(c: CycleFinding): Finding | undefined {
     const evidence = EVIDENCE_BY_RANK[c.evidenceRank] ?? 'name';
     const config = this.engine.config;
-    const base = c.allPollers
-      ? (this.engine.policies.pollerThresholds.cycle)
-      : config.thresholds.cycle;
+    const base = (c.allPollers ? this.engine.policies.pollerThresholds : config.thresholds)[CYCLE_RULE.thresholdKey];
     const thresholds =
       evidence === 'arguments+result'
         ? base
@@ -270,8 +270,7 @@ export class TraceDetector {
     const value = c.minIdle >= config.spacing.idleMs ? 1 + (c.laps - 1) * config.spacing.weight : c.laps;
     if (value < Math.min(thresholds.warning, thresholds.critical)) return undefined;
     return {
-      rule: 'cycle',
-      kind: 'cycle',
+      rule: CYCLE_RULE,
       key: c.key,
       value,
       count: c.laps,
@@ -291,7 +290,7 @@ export class TraceDetector {
       if (!level || !this.firstTime(f.key, level)) continue;
       const cycleTools = f.cycleTools?.map((t) => this.engine.toolName(t));
       out.push({
-        kind: f.kind,
+        kind: f.rule.kind,
         level,
         toolName: call.toolName,
         count: f.count,
@@ -301,8 +300,7 @@ export class TraceDetector {
         fingerprint: toHex(f.key),
         ...(call.promptName !== undefined ? { promptName: call.promptName } : {}),
         ...(call.agentName !== undefined ? { agentName: call.agentName } : {}),
-        message: describeDetection({
-          rule: f.rule,
+        message: f.rule.message({
           toolName: call.toolName,
           count: f.count,
           evidence: f.evidence,
@@ -310,7 +308,7 @@ export class TraceDetector {
           ...(call.outcome.ok === false && call.outcome.errorLabel ? { errorLabel: call.outcome.errorLabel } : {}),
           ...(cycleTools ? { cycleTools } : {}),
         }),
-        rule: f.rule,
+        rule: f.rule.name,
         threshold: level === 'critical' ? f.thresholds.critical : f.thresholds.warning,
         evidence: f.evidence,
         ...(f.cycleLength !== undefined ? { cycleLength: f.cycleLength } : {}),
@@ -337,4 +335,3 @@ export class TraceDetector {
   }
 }
 
-export { degrade };

@@ -1,27 +1,12 @@
 import type { Hash } from '../fingerprint/hash.js';
+import type { Evidence } from './call-rules.js';
+import type { LoopKind, RuleName } from './rules.js';
 
-/** Families of loops. Dashboards and alerts group by these strings. */
-export type LoopKind = 'repeat' | 'no_progress' | 'cycle' | 'error_pattern' | 'unknown_tool';
+export type { Evidence } from './call-rules.js';
+export type { LoopKind, RuleName } from './rules.js';
 
 /** `warning` is the first intervention (hint, event), `critical` means stop the run. */
 export type LoopLevel = 'warning' | 'critical';
-
-/** The rule that produced a detection: a finer split of `kind`, for messages and tuning. */
-export type RuleName =
-  | 'identical_calls'
-  | 'changing_output'
-  | 'same_result'
-  | 'cycle'
-  | 'repeated_failure'
-  | 'error_class'
-  | 'unknown_tool';
-
-/**
- * How much of the call the instrumentation captured. Arguments and results are opt-in content in
- * the gen_ai conventions; without them loopwatch still works on tool names and outcomes, with
- * higher thresholds, and every detection says which evidence it rests on.
- */
-export type Evidence = 'arguments+result' | 'arguments' | 'result' | 'name';
 
 /** `enforce`: critical detections stop the run. `observe`: report what would fire, never abort. */
 export type Mode = 'enforce' | 'observe';
