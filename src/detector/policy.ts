@@ -1,6 +1,7 @@
 import { volatileKeySet } from '../fingerprint/canonical.js';
 import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS } from '../fingerprint/volatile.js';
-import { applyRuleThresholds, type ResolvedConfig, type RuleThresholds, type RuleThresholdsInput, type ToolRole } from './config.js';
+import { applyRuleThresholds } from './config/resolve.js';
+import type { ResolvedConfig, RuleThresholds, RuleThresholdsInput, ToolRole } from './config/types.js';
 import { CALL_RULES, type CallRule } from './rules.js';
 import type { Thresholds } from './thresholds.js';
 
