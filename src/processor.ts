@@ -5,7 +5,7 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   GEN_AI_OPERATION_EXECUTE_TOOL,
 } from './conventions/attributes.js';
-import { claimingAdapter, defaultAdapters, gateFor, readAgentName, readClaimedCall, readPromptName, type SpanGate } from './conventions/index.js';
+import { claimingAdapter, defaultAdapters, gateOf, readAgentName, readClaimedCall, readPromptName, type SpanGate } from './conventions/index.js';
 import type { ConventionAdapter, SpanView } from './conventions/types.js';
 import { resolveConfig, type LoopwatchConfig } from './detector/config.js';
 import { DeferredTrace } from './detector/deferred-trace.js';
@@ -16,7 +16,7 @@ import { ToolLoopError } from './errors.js';
 import { ATTR_LOOP_ACTION, takeGuardMark } from './guard/span-mark.js';
 import { callContained, log, notifyContained, reportContained } from './otel/diag.js';
 import { argumentPreview, resolvePreview, type ArgumentPreviewOptions, type ResolvedPreview } from './otel/argument-preview.js';
-import { LOOP_EVENT_NAME, loopEventAttributes } from './otel/event-attributes.js';
+import { ATTR_LOOP_SPAN_ID, LOOP_EVENT_NAME, loopEventAttributes } from './otel/event-attributes.js';
 import {
   hrTimeToMs,
   isLocalRoot,
@@ -113,7 +113,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     for (const [k, v] of Object.entries(options)) if (!PROCESSOR_KEYS.has(k) && v !== undefined) config[k] = v;
     this.engine = new LoopEngine(resolveConfig(config as LoopwatchConfig));
     this.adapters = options.conventions ?? defaultAdapters;
-    this.gate = gateFor(this.adapters);
+    this.gate = gateOf(this.adapters);
     this.onLoop = options.onLoop;
     this.promptResolver = options.promptName;
     this.normalize = options.normalizeToolSpans ?? true;
@@ -495,7 +495,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     extra: Record<string, string> = {},
   ): void {
     if (writable) writable.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, extra));
-    else if (open.parent?.isRecording()) open.parent.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, { ...extra, 'loop.span_id': spanId }));
+    else if (open.parent?.isRecording()) open.parent.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, { ...extra, [ATTR_LOOP_SPAN_ID]: spanId }));
     this.notify(d);
     if (d.level === 'critical' && d.mode === 'enforce') this.stop(state, d);
   }
@@ -503,11 +503,10 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   private annotateToolSpan(span: WritableToolSpan, toolName: string, promptName: string | undefined): void {
     annotatePromptName(span, promptName);
     if (!this.normalize) return;
-    // literal keys, read faster (see the gen_ai adapter): this runs on every tool call
     const attrs = span.attributes;
     // One vocabulary downstream: the collector counts tool calls by these two keys whatever the dialect.
-    if (attrs['gen_ai.operation.name'] === undefined) span.setAttribute(ATTR_GEN_AI_OPERATION_NAME, GEN_AI_OPERATION_EXECUTE_TOOL);
-    if (attrs['gen_ai.tool.name'] === undefined) span.setAttribute(ATTR_GEN_AI_TOOL_NAME, toolName);
+    if (attrs[ATTR_GEN_AI_OPERATION_NAME] === undefined) span.setAttribute(ATTR_GEN_AI_OPERATION_NAME, GEN_AI_OPERATION_EXECUTE_TOOL);
+    if (attrs[ATTR_GEN_AI_TOOL_NAME] === undefined) span.setAttribute(ATTR_GEN_AI_TOOL_NAME, toolName);
   }
 
   private resolvePrompt(span: ReadableToolSpan): string | undefined {
@@ -557,9 +556,9 @@ interface LeafStart {
   readonly parentContext: Context | undefined;
 }
 
-/** The prompt name on a tool span that has none of its own (a literal key: see the gen_ai adapter). */
+/** The prompt name on a tool span that has none of its own. */
 function annotatePromptName(span: WritableToolSpan, promptName: string | undefined): void {
-  if (promptName !== undefined && span.attributes['gen_ai.prompt.name'] === undefined) span.setAttribute(ATTR_GEN_AI_PROMPT_NAME, promptName);
+  if (promptName !== undefined && span.attributes[ATTR_GEN_AI_PROMPT_NAME] === undefined) span.setAttribute(ATTR_GEN_AI_PROMPT_NAME, promptName);
 }
 
 /** The parent span of a span starting in `parentContext`, when that is the span `parentId`. */

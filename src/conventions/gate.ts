@@ -1,8 +1,5 @@
 import type { ConventionAdapter, SpanView } from './types.js';
 
-/** The adapters whose gate keys a span's attributes pass, as a bit mask (bit i: adapter i). */
-export type KeyMask = (attrs: Readonly<Record<string, unknown>>) => number;
-
 /** Slots of `SpanGate.byLength`: a power of two above the length of every usual key. */
 const LENGTH_SLOTS = 64;
 
@@ -41,14 +38,7 @@ export class SpanGate {
   private readonly subsets = new Map<number, readonly ConventionAdapter[]>();
   private readonly smallSubsets: Array<readonly ConventionAdapter[] | undefined>;
 
-  /**
-   * `keyMask`: what the declared keys answer for a span's attributes, worked out in code instead
-   * (see `defaultKeyMask`); without it, the gate compares keys with its table.
-   */
-  constructor(
-    private readonly adapters: readonly ConventionAdapter[],
-    private readonly keyMask?: KeyMask,
-  ) {
+  constructor(private readonly adapters: readonly ConventionAdapter[]) {
     this.smallSubsets = adapters.length <= 8 ? new Array<readonly ConventionAdapter[] | undefined>(1 << adapters.length).fill(undefined) : [];
     const keys = new Map<string, KeyEntry>();
     const entry = (k: string): KeyEntry => {
@@ -96,7 +86,7 @@ export class SpanGate {
    * dozen), then its name.
    */
   test(span: SpanView): number {
-    let mask = this.keyMask !== undefined ? this.keyMask(span.attributes) : this.declaredKeyMask(span.attributes);
+    let mask = this.keyMask(span.attributes);
     const name = span.name;
     // an empty name has no first character (NaN): only an empty name or prefix could match it
     if (this.nameStarts[name.charCodeAt(0) & 127] === 0 && name !== '') return mask;
@@ -106,7 +96,7 @@ export class SpanGate {
   }
 
   /** The adapters whose declared keys (and values) the attributes have. */
-  private declaredKeyMask(attrs: Readonly<Record<string, unknown>>): number {
+  private keyMask(attrs: Readonly<Record<string, unknown>>): number {
     const byLength = this.byLength;
     let mask = 0;
     for (const k in attrs) {
@@ -155,9 +145,9 @@ function valueMaskOf(e: KeyEntry, value: unknown): number {
 
 /**
  * The gate of `adapters`, or undefined when one of them declares none (it must see every span)
- * or there are more than 31 of them (one bit each). `keyMask`: see `SpanGate`.
+ * or there are more than 31 of them (one bit each).
  */
-export function gateOf(adapters: readonly ConventionAdapter[], keyMask?: KeyMask): SpanGate | undefined {
+export function gateOf(adapters: readonly ConventionAdapter[]): SpanGate | undefined {
   if (adapters.length > 31 || adapters.some((a) => a.gate === undefined)) return undefined;
-  return new SpanGate(adapters, keyMask);
+  return new SpanGate(adapters);
 }

@@ -1,6 +1,4 @@
 import { aiSdkAdapter } from './ai-sdk.js';
-import { defaultKeyMask } from './default-gate.js';
-import { gateOf, type SpanGate } from './gate.js';
 import { genAiAdapter } from './gen-ai.js';
 import { langfuseAdapter } from './langfuse.js';
 import { langsmithAdapter } from './langsmith.js';
@@ -10,8 +8,7 @@ import { traceloopAdapter } from './traceloop.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 export type { AdapterGate, ConventionAdapter, SpanEventView, SpanView, ToolCallFields } from './types.js';
-export { gateOf, SpanGate, type KeyMask } from './gate.js';
-export { defaultKeyMask } from './default-gate.js';
+export { gateOf, SpanGate } from './gate.js';
 export { genAiAdapter } from './gen-ai.js';
 export { aiSdkAdapter } from './ai-sdk.js';
 export { openInferenceAdapter } from './openinference.js';
@@ -38,14 +35,6 @@ export const defaultAdapters: readonly ConventionAdapter[] = [
   mastraAdapter,
   genAiAdapter,
 ];
-
-/**
- * The gate of `adapters` (see `SpanGate`); for the default list, with its keys compared in code
- * (see `defaultKeyMask`).
- */
-export function gateFor(adapters: readonly ConventionAdapter[]): SpanGate | undefined {
-  return gateOf(adapters, adapters === defaultAdapters ? defaultKeyMask : undefined);
-}
 
 /**
  * The adapter that claims `span`. The processor picks it when the span starts and reads the call
