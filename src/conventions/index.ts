@@ -55,12 +55,10 @@ export function claimingAdapter(candidates: readonly ConventionAdapter[], span: 
 }
 
 /**
- * The call of a span that `chosen` claimed earlier (when it started), read by the adapter that
- * claims it now, among `candidates` (the adapters whose gate it passes now), falling back on
- * `chosen`: see `findToolAdapter`.
+ * The call of a span that `chosen` claimed earlier (when it started), read by `now`, the adapter
+ * that claims it now (if any), falling back on `chosen`: see `findToolAdapter`.
  */
-export function readClaimedCall(candidates: readonly ConventionAdapter[], chosen: ConventionAdapter, span: SpanView): ToolCallFields | undefined {
-  const now = claimingAdapter(candidates, span);
+export function readClaimedCall(now: ConventionAdapter | undefined, chosen: ConventionAdapter, span: SpanView): ToolCallFields | undefined {
   if (now === undefined || now === chosen) return chosen.readToolCall(span);
   return now.readToolCall(span) ?? chosen.readToolCall(span);
 }
@@ -75,7 +73,7 @@ function lateBound(adapters: readonly ConventionAdapter[], chosen: ConventionAda
     wrapper = {
       name: chosen.name,
       isToolSpan: (span) => chosen.isToolSpan(span),
-      readToolCall: (span: SpanView) => readClaimedCall(adapters, chosen, span),
+      readToolCall: (span: SpanView) => readClaimedCall(claimingAdapter(adapters, span), chosen, span),
       ...(chosen.gate ? { gate: chosen.gate } : {}),
       ...(chosen.promptName ? { promptName: (span: SpanView) => chosen.promptName?.(span) } : {}),
       ...(chosen.agentName ? { agentName: (span: SpanView) => chosen.agentName?.(span) } : {}),
