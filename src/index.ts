@@ -32,6 +32,7 @@ export type {
   LoopKind,
   LoopLevel,
   Mode,
+  RecordedCall,
   RuleName,
   ToolCall,
   ToolOutcome,
@@ -87,4 +88,3 @@ export {
   type WrapDispatcherOptions,
   type GuardSpanAction,
 } from './guard.js';
-export type { RecordedCall } from './detector/trace-detector.js';

@@ -1,4 +1,4 @@
-import type { RawError } from '../detector/error-class.js';
+import type { ToolCallContent } from '../detector/types.js';
 
 /** A span event as the adapters read it. */
 export interface SpanEventView {
@@ -18,15 +18,8 @@ export interface SpanView {
   readonly events?: readonly SpanEventView[];
 }
 
-/** What an adapter reads off a finished tool span. */
-export interface ToolCallFields {
-  readonly toolName: string;
-  /** Raw arguments; absent when the instrumentation did not capture them. */
-  readonly arguments?: unknown;
-  /** Raw result; absent when not captured or when the call failed. */
-  readonly result?: unknown;
-  /** Present when the call failed. */
-  readonly error?: RawError | undefined;
+/** What an adapter reads off a finished tool span: the call's content, and its id when the span has one. */
+export interface ToolCallFields extends ToolCallContent {
   readonly callId?: string | undefined;
 }
 

@@ -7,7 +7,7 @@ import {
 } from './history.js';
 import type { ToolPolicies, ToolPolicy } from './policy.js';
 import { CYCLE_RULE, type AnyRule } from './rules.js';
-import type { LoopDetection, LoopLevel, ToolCall, ToolOutcome } from './types.js';
+import type { LoopDetection, LoopLevel, RecordedCall, ToolCall, ToolOutcome } from './types.js';
 
 const EVIDENCE_BY_RANK: readonly Evidence[] = ['name', 'result', 'arguments', 'arguments+result'];
 const MAX_EMITTED = 512;
@@ -19,17 +19,6 @@ function evidenceRank(flags: number): number {
   const args = (flags & HAS_ARGS) !== 0;
   const result = (flags & HAS_RESULT) !== 0 || (flags & OK) === 0; // an error is a captured outcome
   return args && result ? 3 : args ? 2 : result && (flags & (INFORMATIVE | OK)) !== OK ? 1 : 0;
-}
-
-/** A call the detector remembers, as hashes (see `TraceDetector.recentCalls`). */
-export interface RecordedCall {
-  readonly toolName: string;
-  /** Absent when the arguments were not captured. */
-  readonly argsHash?: Hash;
-  /** Rebuilt from the packed history: an error's printable label is not kept. */
-  readonly outcome: ToolOutcome;
-  readonly startTime: number;
-  readonly endTime: number;
 }
 
 /** A rule's measurement at or above one of its levels, before de-duplication. */
