@@ -28,8 +28,8 @@ const INITIAL_CAPACITY = 4;
  * then overwrites the oldest. Index 0 is the oldest remembered call, `size - 1` the newest.
  *
  * A plain array, not a Float64Array: V8 stores an array of numbers as unboxed doubles just the
- * same, but allocates it in the young generation in a few instructions, where a typed array of
- * this size needs an off-heap backing store (about a microsecond, on every new trace).
+ * same, without the off-heap backing store a typed array needs (bench: engine, the first 8 calls
+ * of a trace; see bench/NOTES.md).
  */
 export class CallHistory {
   private data: number[];

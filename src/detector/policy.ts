@@ -53,7 +53,6 @@ const MAX_CACHED = 2048;
 
 export class ToolPolicies {
   private readonly cache = new Map<string, ToolPolicy>();
-  private last: ToolPolicy | undefined;
   /** Thresholds for steps made only of pollers (cycles over several polled jobs). */
   readonly pollerThresholds: RuleThresholds;
 
@@ -62,9 +61,6 @@ export class ToolPolicies {
   }
 
   get(toolName: string): ToolPolicy {
-    // a loop calls one tool over and over: its name is asked for many times in a row
-    const last = this.last;
-    if (last !== undefined && last.toolName === toolName) return last;
     let policy = this.cache.get(toolName);
     if (!policy) {
       policy = this.resolve(toolName);
@@ -72,7 +68,6 @@ export class ToolPolicies {
       if (this.cache.size >= MAX_CACHED) this.cache.clear();
       this.cache.set(toolName, policy);
     }
-    this.last = policy;
     return policy;
   }
 

@@ -41,9 +41,6 @@ interface OpenBatch {
   open: number;
 }
 
-/** Batch keys are only compared within a trace: the first ones are made once, for every trace. */
-const SMALL_BATCH_KEYS: readonly string[] = Array.from({ length: 64 }, (_, n) => String(n));
-
 /** The key of the batch of tool calls made directly under the trace's (local) root. */
 const ROOT_BATCHES = '-';
 
@@ -102,8 +99,8 @@ export class TraceState implements Touchable {
 
   /** A batch of its own, for such a call when no batch is open (and for `joinBatch`). */
   newBatchKey(): string {
-    const n = this.batchSeq++;
-    return n < SMALL_BATCH_KEYS.length ? (SMALL_BATCH_KEYS[n] as string) : String(n);
+    // unique in the trace: only compared with other keys of this trace
+    return String(this.batchSeq++);
   }
 
   /** A call of the batch ended; true when it was the last one still running. */
