@@ -2,7 +2,8 @@
  * The dispatcher guard: the same engine as the span processor, asked before each tool call.
  * See `ToolLoopGuard`; `guardAiSdkTools` and `guardDispatcher` wrap the two common dispatchers.
  */
-export { ToolLoopGuard, type CheckOptions, type RunOptions, type GuardedCall, type ProceedingCall, type HintedCall } from './guard/guard.js';
+export { ToolLoopGuard } from './guard/guard.js';
+export type { CheckOptions, RunOptions, GuardedCall, ProceedingCall, HintedCall } from './guard/calls.js';
 export { guardAiSdkTools, type WrapToolsOptions } from './guard/ai-sdk.js';
 export { guardDispatcher, type Dispatcher, type WrapDispatcherOptions } from './guard/dispatcher.js';
 export { isLoopHint, LOOP_HINT_TYPE, type LoopHint } from './guard/hint.js';

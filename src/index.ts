@@ -34,6 +34,7 @@ export type {
   LoopKind,
   LoopLevel,
   Mode,
+  RecordedCall,
   RuleName,
   ToolCall,
   ToolOutcome,
@@ -89,4 +90,3 @@ export {
   type WrapDispatcherOptions,
   type GuardSpanAction,
 } from './guard.js';
-export type { RecordedCall } from './detector/trace-detector.js';

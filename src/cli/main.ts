@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { writeFile } from 'node:fs/promises';
-import type { Readable, Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { defaultAdapters } from '../conventions/index.js';
 import { ConfigError, type LoopwatchConfig } from '../detector/config.js';
 import { LoopEngine } from '../detector/engine.js';
@@ -11,15 +11,10 @@ import { renderReport, ReportCollector } from './report/index.js';
 import { scanInputs, type ScanStats } from './scan.js';
 import { addServeCommand } from './serve-command.js';
 import pkg from '../../package.json' with { type: 'json' };
+import type { CliIo } from './io.js';
 
-export interface CliIo {
-  readonly stdout: Writable;
-  readonly stderr: Writable;
-  readonly stdin: Readable;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  /** stderr is a terminal: progress redraws one line. */
-  readonly interactive: boolean;
-}
+export type { CliIo } from './io.js';
+
 
 export const EXIT_CLEAN = 0;
 export const EXIT_LOOPS = 1;

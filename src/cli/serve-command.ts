@@ -13,7 +13,7 @@ import { LoopEngine } from '../detector/engine.js';
 import type { OtlpEncoding } from '../otlp/codec.js';
 import { DEFAULT_FORWARD_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT, DEFAULT_TRACE_WAIT_MS, LoopwatchServer } from '../serve/server.js';
 import { ConfigFileError, loadConfigFile } from './config-file.js';
-import type { CliIo } from './main.js';
+import type { CliIo } from './io.js';
 
 interface ServeFlags {
   host: string;

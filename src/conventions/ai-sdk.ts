@@ -1,4 +1,5 @@
 import {
+  ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_NAME,
   GEN_AI_ARGUMENT_KEYS,
   GEN_AI_RESULT_KEYS,
@@ -12,7 +13,11 @@ import {
 import { toolNameFromSpanName } from './gen-ai.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
+/** The operation id (and the span name) of a tool call. */
 const TOOL_CALL_OPERATION = 'ai.toolCall';
+const ATTR_OPERATION_ID = 'ai.operationId';
+const ATTR_TOOL_CALL_NAME = 'ai.toolCall.name';
+const ATTR_TOOL_CALL_ID = 'ai.toolCall.id';
 /** v5/v6 write `args`/`result`; `input`/`output` are the v5-era names other tools still accept. */
 const ARGUMENT_KEYS = ['ai.toolCall.args', 'ai.toolCall.input', ...GEN_AI_ARGUMENT_KEYS];
 const RESULT_KEYS = ['ai.toolCall.result', 'ai.toolCall.output', ...GEN_AI_RESULT_KEYS];
@@ -32,6 +37,8 @@ const LANGFUSE_PROMPT_KEY = 'ai.telemetry.metadata.langfusePrompt';
 const RUNTIME_CONTEXT_PROMPT_KEYS = ['ai.settings.context.promptName', 'ai.settings.context.prompt_name'];
 /** `functionId` is what AI SDK users name a run by; AI SDK v7 writes it as `gen_ai.agent.name` too. */
 const AGENT_KEYS = ['ai.telemetry.metadata.agentName', 'ai.telemetry.metadata.agent_name', 'ai.telemetry.functionId'];
+const TOOL_NAME_KEYS = [ATTR_TOOL_CALL_NAME, ATTR_GEN_AI_TOOL_NAME];
+const CALL_ID_KEYS = [ATTR_TOOL_CALL_ID, ATTR_GEN_AI_TOOL_CALL_ID];
 
 /**
  * Vercel AI SDK v4–v6 built-in telemetry (`experimental_telemetry: { isEnabled: true }`), and v7
@@ -45,18 +52,18 @@ export const aiSdkAdapter: ConventionAdapter = {
   name: 'ai-sdk',
 
   isToolSpan(span: SpanView): boolean {
-    return span.attributes['ai.operationId'] === TOOL_CALL_OPERATION || span.name === TOOL_CALL_OPERATION;
+    return span.attributes[ATTR_OPERATION_ID] === TOOL_CALL_OPERATION || span.name === TOOL_CALL_OPERATION;
   },
 
   readToolCall(span: SpanView): ToolCallFields | undefined {
-    const toolName = firstString(span, ['ai.toolCall.name', ATTR_GEN_AI_TOOL_NAME]) ?? toolNameFromSpanName(span.name);
+    const toolName = firstString(span, TOOL_NAME_KEYS) ?? toolNameFromSpanName(span.name);
     if (toolName === undefined) return undefined;
     return toolCallFields(
       toolName,
       firstValue(span, ARGUMENT_KEYS),
       firstValue(span, RESULT_KEYS),
       spanError(span),
-      firstString(span, ['ai.toolCall.id', 'gen_ai.tool.call.id']),
+      firstString(span, CALL_ID_KEYS),
     );
   },
 
@@ -71,12 +78,12 @@ export const aiSdkAdapter: ConventionAdapter = {
 
   agentName(span: SpanView): string | undefined {
     // Only AI SDK spans carry these keys; a cheap check first since this runs on every span.
-    if (span.attributes['ai.operationId'] === undefined) return undefined;
+    if (span.attributes[ATTR_OPERATION_ID] === undefined) return undefined;
     return firstString(span, AGENT_KEYS);
   },
 
   gate: {
-    keys: ['ai.operationId', ...PROMPT_KEYS, LANGFUSE_PROMPT_KEY, ...RUNTIME_CONTEXT_PROMPT_KEYS],
+    keys: [ATTR_OPERATION_ID, ...PROMPT_KEYS, LANGFUSE_PROMPT_KEY, ...RUNTIME_CONTEXT_PROMPT_KEYS],
     names: [TOOL_CALL_OPERATION],
   },
 };

@@ -14,7 +14,15 @@ export const ATTR_GEN_AI_TOOL_CALL_ARGUMENTS = 'gen_ai.tool.call.arguments';
 export const ATTR_GEN_AI_TOOL_CALL_RESULT = 'gen_ai.tool.call.result';
 export const ATTR_GEN_AI_PROMPT_NAME = 'gen_ai.prompt.name';
 export const ATTR_GEN_AI_AGENT_NAME = 'gen_ai.agent.name';
+/** Legacy gen_ai content keys (LangSmith writes a run's inputs and outputs there). */
+export const ATTR_GEN_AI_PROMPT = 'gen_ai.prompt';
+export const ATTR_GEN_AI_COMPLETION = 'gen_ai.completion';
+export const ATTR_ERROR_TYPE = 'error.type';
 export const ATTR_ERROR_MESSAGE = 'error.message';
+/** The event `span.recordException` adds, and its attributes. */
+export const EXCEPTION_EVENT_NAME = 'exception';
+export const ATTR_EXCEPTION_TYPE = 'exception.type';
+export const ATTR_EXCEPTION_MESSAGE = 'exception.message';
 export const STATUS_CODE_ERROR = 2;
 
 export function stringAttr(span: SpanView, key: string): string | undefined {
@@ -101,13 +109,12 @@ export function toolCallFields(
  * Mastra) as another source of the message. Undefined when the span succeeded.
  */
 export function spanError(span: SpanView): RawError | undefined {
-  // a literal key: read on every tool call (see the gen_ai adapter)
-  const errorType = nonEmpty(span.attributes['error.type']);
+  const errorType = nonEmpty(span.attributes[ATTR_ERROR_TYPE]);
   const failed = span.status?.code === STATUS_CODE_ERROR;
   if (!failed && errorType === undefined) return undefined;
-  const exception = span.events?.find((e) => e.name === 'exception');
-  const exType = exception?.attributes?.['exception.type'];
-  const exMessage = exception?.attributes?.['exception.message'];
+  const exception = span.events?.find((e) => e.name === EXCEPTION_EVENT_NAME);
+  const exType = exception?.attributes?.[ATTR_EXCEPTION_TYPE];
+  const exMessage = exception?.attributes?.[ATTR_EXCEPTION_MESSAGE];
   const type = errorType ?? (typeof exType === 'string' && exType.length > 0 ? exType : undefined);
   const message =
     (typeof exMessage === 'string' && exMessage.length > 0 ? exMessage : undefined) ??

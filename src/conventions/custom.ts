@@ -1,8 +1,7 @@
-import { diag } from '@opentelemetry/api';
 import type { RawError } from '../detector/error-class.js';
+import { errorText, log } from '../otel/diag.js';
 import { spanError, toolCallFields } from './attributes.js';
-import type { AdapterGate } from './gate.js';
-import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
+import type { AdapterGate, ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 /** Attribute keys tried in order, or a function of the span. */
 export type AttributeSource<T> = string | readonly string[] | ((span: SpanView) => T | undefined);
@@ -58,11 +57,7 @@ export function customAdapter(options: CustomAdapterOptions): ConventionAdapter 
     } catch (e) {
       if (!reported) {
         reported = true;
-        try {
-          diag.error(`loopwatch: the ${what} mapping of adapter '${name}' threw and was ignored: ${e instanceof Error ? e.message : String(e)}`);
-        } catch {
-          // a throwing logger changes nothing: the value counts as absent
-        }
+        log.error(`the ${what} mapping of adapter '${name}' threw and was ignored: ${errorText(e)}`);
       }
       return fallback;
     }

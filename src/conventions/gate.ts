@@ -1,79 +1,31 @@
 import type { ConventionAdapter, SpanView } from './types.js';
 
-/**
- * What an adapter looks at, declared so that spans it can never claim or name are skipped in a
- * few instructions: the processor runs on every span of the app, and almost none are tool spans.
- * A gate is a necessary condition only: a span that passes still goes through the adapters.
- */
-export interface AdapterGate {
-  /** Attribute keys whose presence (any value) may make the adapter claim or name the span. */
-  readonly keys?: readonly string[];
-  /** Attribute keys that matter only with one of these values. */
-  readonly values?: Readonly<Record<string, readonly unknown[]>>;
-  /** Exact span names the adapter claims. */
-  readonly names?: readonly string[];
-  /** Span-name prefixes the adapter claims. */
-  readonly namePrefixes?: readonly string[];
-}
-
-/** The adapters whose gate keys a span's attributes pass, as a bit mask (bit i: adapter i). */
-export type KeyMask = (attrs: Readonly<Record<string, unknown>>) => number;
-
-/** Slots of `SpanGate.byLength`: a power of two above the length of every usual key. */
-const LENGTH_SLOTS = 64;
-
 /** A key some gate looks at: the adapters interested in it whatever its value, and by value. */
 interface KeyEntry {
-  readonly key: string;
   any: number;
   /** Values that interest some adapter, beside their adapters (parallel arrays, short). */
   readonly values: unknown[];
   readonly valueMasks: number[];
-  /** The next gate key in the same `byLength` slot. */
-  readonly next: KeyEntry | undefined;
 }
 
 /**
- * The union of the gates of a list of adapters. `test` answers with a bit mask of the adapters
- * whose gate the span passes (bit i for adapter i), so that only those are asked: an adapter
- * whose gate a span fails would answer "not mine, no names" anyway.
+ * The union of the gates of a list of adapters, read from their declarations. `test` answers with
+ * a bit mask of the adapters whose gate the span passes (bit i for adapter i), so that only those
+ * are asked: an adapter whose gate a span fails would answer "not mine, no names" anyway.
  */
 export class SpanGate {
-  /**
-   * Gate keys by length (modulo `LENGTH_SLOTS`), each slot the head of a chain of the gate keys of
-   * that length (one or two). An attribute key is compared with those only; attribute keys and
-   * gate keys are interned strings (see `interned`), so a comparison that fails is a pointer
-   * comparison. No character of the key is read: in the bench's pipeline, reading one character
-   * of every key cost about as much as the loop over the keys itself.
-   */
-  private readonly byLength: Array<KeyEntry | undefined> = new Array<KeyEntry | undefined>(LENGTH_SLOTS).fill(undefined);
-  /** First characters of the names and prefixes of the gates: most span names start otherwise. */
-  private readonly nameStarts = new Uint8Array(128);
+  private readonly keys = new Map<string, KeyEntry>();
   private readonly names = new Map<string, number>();
-  /** Lengths (modulo `LENGTH_SLOTS`) of those names: most span names have another, and skip the lookup. */
-  private readonly nameLengths = new Uint8Array(LENGTH_SLOTS);
   private readonly prefixes: Array<{ readonly prefix: string; readonly mask: number }> = [];
-  /** Adapter lists by mask, in the order of the full list (an array when masks are small). */
+  /** Adapter lists by mask, in the order of the full list. */
   private readonly subsets = new Map<number, readonly ConventionAdapter[]>();
-  private readonly smallSubsets: Array<readonly ConventionAdapter[] | undefined>;
 
-  /**
-   * `keyMask`: what the declared keys answer for a span's attributes, worked out in code instead
-   * (see `defaultKeyMask`); without it, the gate compares keys with its table.
-   */
-  constructor(
-    private readonly adapters: readonly ConventionAdapter[],
-    private readonly keyMask?: KeyMask,
-  ) {
-    this.smallSubsets = adapters.length <= 8 ? new Array<readonly ConventionAdapter[] | undefined>(1 << adapters.length).fill(undefined) : [];
-    const keys = new Map<string, KeyEntry>();
+  constructor(private readonly adapters: readonly ConventionAdapter[]) {
     const entry = (k: string): KeyEntry => {
-      let e = keys.get(k);
+      let e = this.keys.get(k);
       if (!e) {
-        const slot = lengthSlot(k);
-        e = { key: interned(k), any: 0, values: [], valueMasks: [], next: this.byLength[slot] };
-        keys.set(k, e);
-        this.byLength[slot] = e;
+        e = { any: 0, values: [], valueMasks: [] };
+        this.keys.set(k, e);
       }
       return e;
     };
@@ -92,54 +44,33 @@ export class SpanGate {
           }
         }
       }
-      for (const n of g.names ?? []) {
-        this.names.set(n, (this.names.get(n) ?? 0) | bit);
-        this.nameStarts[n.charCodeAt(0) & 127] = 1;
-        this.nameLengths[lengthSlot(n)] = 1;
-      }
-      for (const prefix of g.namePrefixes ?? []) {
-        this.prefixes.push({ prefix, mask: bit });
-        // an empty prefix matches every name: every first character passes
-        if (prefix === '') this.nameStarts.fill(1);
-        else this.nameStarts[prefix.charCodeAt(0) & 127] = 1;
-      }
+      for (const n of g.names ?? []) this.names.set(n, (this.names.get(n) ?? 0) | bit);
+      for (const prefix of g.namePrefixes ?? []) this.prefixes.push({ prefix, mask: bit });
     });
   }
 
   /**
-   * The adapters that could claim or name this span, as a bit mask (0: none, the common case).
-   * One pass over the span's own attribute keys (a span has a handful; the gate knows a few
+   * The adapters that could claim or name this span, as a bit mask (0: none, the common case):
+   * one pass over the span's own attribute keys (a span has a handful; the gate knows a few
    * dozen), then its name.
    */
   test(span: SpanView): number {
-    let mask = this.keyMask !== undefined ? this.keyMask(span.attributes) : this.declaredKeyMask(span.attributes);
-    const name = span.name;
-    // an empty name has no first character (NaN): only an empty name or prefix could match it
-    if (this.nameStarts[name.charCodeAt(0) & 127] === 0 && name !== '') return mask;
-    if (this.nameLengths[lengthSlot(name)] === 1) mask |= this.names.get(name) ?? 0;
-    for (const p of this.prefixes) if (name.startsWith(p.prefix)) mask |= p.mask;
-    return mask;
-  }
-
-  /** The adapters whose declared keys (and values) the attributes have. */
-  private declaredKeyMask(attrs: Readonly<Record<string, unknown>>): number {
-    const byLength = this.byLength;
+    const attrs = span.attributes;
     let mask = 0;
     for (const k in attrs) {
-      let e = byLength[lengthSlot(k)];
-      while (e !== undefined && e.key !== k) e = e.next;
+      const e = this.keys.get(k);
       if (e === undefined) continue;
       mask |= e.any;
       if (e.values.length > 0) mask |= valueMaskOf(e, attrs[k]);
     }
+    const name = span.name;
+    mask |= this.names.get(name) ?? 0;
+    for (const p of this.prefixes) if (name.startsWith(p.prefix)) mask |= p.mask;
     return mask;
   }
 
   /** The adapters of `mask`, in list order. */
   adaptersOf(mask: number): readonly ConventionAdapter[] {
-    if (mask < this.smallSubsets.length) {
-      return (this.smallSubsets[mask] ??= this.adapters.filter((_, i) => (mask & (1 << i)) !== 0));
-    }
     let subset = this.subsets.get(mask);
     if (subset === undefined) {
       subset = this.adapters.filter((_, i) => (mask & (1 << i)) !== 0);
@@ -147,20 +78,6 @@ export class SpanGate {
     }
     return subset;
   }
-}
-
-/** A key's slot in `SpanGate.byLength`. */
-function lengthSlot(k: string): number {
-  return k.length & (LENGTH_SLOTS - 1);
-}
-
-/**
- * The interned copy of a string (a property key is interned), so that an attribute key, interned
- * by the object that holds it, is the same string as a gate key equal to it: `===` compares
- * pointers. A gate key built at run time (a custom adapter's) may not be interned otherwise.
- */
-function interned(k: string): string {
-  return Object.keys({ [k]: 0 })[0] ?? k;
 }
 
 function valueMaskOf(e: KeyEntry, value: unknown): number {
@@ -171,9 +88,9 @@ function valueMaskOf(e: KeyEntry, value: unknown): number {
 
 /**
  * The gate of `adapters`, or undefined when one of them declares none (it must see every span)
- * or there are more than 31 of them (one bit each). `keyMask`: see `SpanGate`.
+ * or there are more than 31 of them (one bit each).
  */
-export function gateOf(adapters: readonly ConventionAdapter[], keyMask?: KeyMask): SpanGate | undefined {
+export function gateOf(adapters: readonly ConventionAdapter[]): SpanGate | undefined {
   if (adapters.length > 31 || adapters.some((a) => a.gate === undefined)) return undefined;
-  return new SpanGate(adapters, keyMask);
+  return new SpanGate(adapters);
 }

@@ -1,6 +1,4 @@
 import { aiSdkAdapter } from './ai-sdk.js';
-import { defaultKeyMask } from './default-gate.js';
-import { gateOf, type SpanGate } from './gate.js';
 import { genAiAdapter } from './gen-ai.js';
 import { langfuseAdapter } from './langfuse.js';
 import { langsmithAdapter } from './langsmith.js';
@@ -9,9 +7,8 @@ import { openInferenceAdapter } from './openinference.js';
 import { traceloopAdapter } from './traceloop.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
-export type { ConventionAdapter, SpanEventView, SpanView, ToolCallFields } from './types.js';
-export { gateOf, SpanGate, type AdapterGate, type KeyMask } from './gate.js';
-export { defaultKeyMask } from './default-gate.js';
+export type { AdapterGate, ConventionAdapter, SpanEventView, SpanView, ToolCallFields } from './types.js';
+export { gateOf, SpanGate } from './gate.js';
 export { genAiAdapter } from './gen-ai.js';
 export { aiSdkAdapter } from './ai-sdk.js';
 export { openInferenceAdapter } from './openinference.js';
@@ -40,14 +37,6 @@ export const defaultAdapters: readonly ConventionAdapter[] = [
 ];
 
 /**
- * The gate of `adapters` (see `SpanGate`); for the default list, with its keys compared in code
- * (see `defaultKeyMask`).
- */
-export function gateFor(adapters: readonly ConventionAdapter[]): SpanGate | undefined {
-  return gateOf(adapters, adapters === defaultAdapters ? defaultKeyMask : undefined);
-}
-
-/**
  * The adapter that claims `span`. The processor picks it when the span starts and reads the call
  * when it ends; attributes may have changed in between (the Mastra bridge and Traceloop rewrite
  * spans, normalising processors add gen_ai keys). So the adapter returned here decides again at
@@ -66,12 +55,10 @@ export function claimingAdapter(candidates: readonly ConventionAdapter[], span: 
 }
 
 /**
- * The call of a span that `chosen` claimed earlier (when it started), read by the adapter that
- * claims it now, among `candidates` (the adapters whose gate it passes now), falling back on
- * `chosen`: see `findToolAdapter`.
+ * The call of a span that `chosen` claimed earlier (when it started), read by `now`, the adapter
+ * that claims it now (if any), falling back on `chosen`: see `findToolAdapter`.
  */
-export function readClaimedCall(candidates: readonly ConventionAdapter[], chosen: ConventionAdapter, span: SpanView): ToolCallFields | undefined {
-  const now = claimingAdapter(candidates, span);
+export function readClaimedCall(now: ConventionAdapter | undefined, chosen: ConventionAdapter, span: SpanView): ToolCallFields | undefined {
   if (now === undefined || now === chosen) return chosen.readToolCall(span);
   return now.readToolCall(span) ?? chosen.readToolCall(span);
 }
@@ -86,7 +73,7 @@ function lateBound(adapters: readonly ConventionAdapter[], chosen: ConventionAda
     wrapper = {
       name: chosen.name,
       isToolSpan: (span) => chosen.isToolSpan(span),
-      readToolCall: (span: SpanView) => readClaimedCall(adapters, chosen, span),
+      readToolCall: (span: SpanView) => readClaimedCall(claimingAdapter(adapters, span), chosen, span),
       ...(chosen.gate ? { gate: chosen.gate } : {}),
       ...(chosen.promptName ? { promptName: (span: SpanView) => chosen.promptName?.(span) } : {}),
       ...(chosen.agentName ? { agentName: (span: SpanView) => chosen.agentName?.(span) } : {}),

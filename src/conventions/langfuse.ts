@@ -1,5 +1,6 @@
 import type { RawError } from '../detector/error-class.js';
 import {
+  ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_NAME,
   GEN_AI_ARGUMENT_KEYS,
   GEN_AI_RESULT_KEYS,
@@ -13,6 +14,10 @@ import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 const TYPE = 'langfuse.observation.type';
 const PROMPT_KEYS = ['langfuse.observation.prompt.name', 'langfuse.prompt.name'];
+const ARGUMENT_KEYS = ['langfuse.observation.input', ...GEN_AI_ARGUMENT_KEYS];
+const RESULT_KEYS = ['langfuse.observation.output', ...GEN_AI_RESULT_KEYS];
+const LEVEL = 'langfuse.observation.level';
+const STATUS_MESSAGE = 'langfuse.observation.status_message';
 
 /**
  * Langfuse SDK v4/v5 observations (`startActiveObservation(name, fn, { asType: 'tool' })`,
@@ -34,10 +39,10 @@ export const langfuseAdapter: ConventionAdapter = {
     if (toolName === undefined) return undefined;
     return toolCallFields(
       toolName,
-      firstValue(span, ['langfuse.observation.input', ...GEN_AI_ARGUMENT_KEYS]),
-      firstValue(span, ['langfuse.observation.output', ...GEN_AI_RESULT_KEYS]),
+      firstValue(span, ARGUMENT_KEYS),
+      firstValue(span, RESULT_KEYS),
       spanError(span) ?? levelError(span),
-      stringAttr(span, 'gen_ai.tool.call.id'),
+      stringAttr(span, ATTR_GEN_AI_TOOL_CALL_ID),
     );
   },
 
@@ -51,7 +56,7 @@ export const langfuseAdapter: ConventionAdapter = {
 };
 
 function levelError(span: SpanView): RawError | undefined {
-  if (span.attributes['langfuse.observation.level'] !== 'ERROR') return undefined;
-  const message = stringAttr(span, 'langfuse.observation.status_message');
+  if (span.attributes[LEVEL] !== 'ERROR') return undefined;
+  const message = stringAttr(span, STATUS_MESSAGE);
   return message !== undefined ? { message } : {};
 }

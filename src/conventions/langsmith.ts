@@ -1,5 +1,22 @@
-import { ATTR_GEN_AI_TOOL_NAME, GEN_AI_ARGUMENT_KEYS, GEN_AI_RESULT_KEYS, firstString, firstValue, spanError, stringAttr, toolCallFields } from './attributes.js';
+import {
+  ATTR_GEN_AI_COMPLETION,
+  ATTR_GEN_AI_PROMPT,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_NAME,
+  GEN_AI_ARGUMENT_KEYS,
+  GEN_AI_RESULT_KEYS,
+  firstString,
+  firstValue,
+  spanError,
+  stringAttr,
+  toolCallFields,
+} from './attributes.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
+
+const SPAN_KIND = 'langsmith.span.kind';
+const TOOL_NAME_KEYS = ['langsmith.trace.name', ATTR_GEN_AI_TOOL_NAME];
+const ARGUMENT_KEYS = [...GEN_AI_ARGUMENT_KEYS, ATTR_GEN_AI_PROMPT];
+const RESULT_KEYS = [...GEN_AI_RESULT_KEYS, ATTR_GEN_AI_COMPLETION];
 
 /**
  * LangSmith's OpenTelemetry mode (`LANGSMITH_OTEL_ENABLED=true`, `traceable(fn, { run_type: 'tool' })`
@@ -11,20 +28,20 @@ export const langsmithAdapter: ConventionAdapter = {
   name: 'langsmith',
 
   isToolSpan(span: SpanView): boolean {
-    return span.attributes['langsmith.span.kind'] === 'tool';
+    return span.attributes[SPAN_KIND] === 'tool';
   },
 
   readToolCall(span: SpanView): ToolCallFields | undefined {
-    const toolName = firstString(span, ['langsmith.trace.name', ATTR_GEN_AI_TOOL_NAME]) ?? (span.name.length > 0 ? span.name : undefined);
+    const toolName = firstString(span, TOOL_NAME_KEYS) ?? (span.name.length > 0 ? span.name : undefined);
     if (toolName === undefined) return undefined;
     return toolCallFields(
       toolName,
-      firstValue(span, [...GEN_AI_ARGUMENT_KEYS, 'gen_ai.prompt']),
-      firstValue(span, [...GEN_AI_RESULT_KEYS, 'gen_ai.completion']),
+      firstValue(span, ARGUMENT_KEYS),
+      firstValue(span, RESULT_KEYS),
       spanError(span),
-      stringAttr(span, 'gen_ai.tool.call.id'),
+      stringAttr(span, ATTR_GEN_AI_TOOL_CALL_ID),
     );
   },
 
-  gate: { values: { 'langsmith.span.kind': ['tool'] } },
+  gate: { values: { [SPAN_KIND]: ['tool'] } },
 };

@@ -14,6 +14,15 @@ import type { RawError } from '../detector/error-class.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 const SPAN_KIND = 'openinference.span.kind';
+const ATTR_TOOL_NAME = 'tool.name';
+const ATTR_TOOL_PARAMETERS = 'tool.parameters';
+const ATTR_INPUT_VALUE = 'input.value';
+const ATTR_OUTPUT_VALUE = 'output.value';
+const ATTR_PROMPT_ID = 'prompt.id';
+const ATTR_METADATA = 'metadata';
+const ATTR_AGENT_NAME = 'agent.name';
+const TOOL_NAME_KEYS = [ATTR_TOOL_NAME, ATTR_GEN_AI_TOOL_NAME];
+const CALL_ID_KEYS = ['tool.id', 'tool_call.id'];
 
 /**
  * OpenInference (Arize Phoenix): `openinference.span.kind = TOOL`, `tool.name`, the call's input
@@ -30,27 +39,27 @@ export const openInferenceAdapter: ConventionAdapter = {
   },
 
   readToolCall(span: SpanView): ToolCallFields | undefined {
-    const toolName = firstString(span, ['tool.name', ATTR_GEN_AI_TOOL_NAME]) ?? (span.name.length > 0 ? span.name : undefined);
+    const toolName = firstString(span, TOOL_NAME_KEYS) ?? (span.name.length > 0 ? span.name : undefined);
     if (toolName === undefined) return undefined;
     const attrs = span.attributes;
-    const args = attrs['input.value'] ?? parametersUnlessSchema(attrs['tool.parameters']) ?? firstValue(span, GEN_AI_ARGUMENT_KEYS);
-    const output = unwrapLangChainToolMessage(attrs['output.value']);
+    const args = attrs[ATTR_INPUT_VALUE] ?? parametersUnlessSchema(attrs[ATTR_TOOL_PARAMETERS]) ?? firstValue(span, GEN_AI_ARGUMENT_KEYS);
+    const output = unwrapLangChainToolMessage(attrs[ATTR_OUTPUT_VALUE]);
     const error = spanError(span) ?? output.error;
-    return toolCallFields(toolName, args, output.value ?? firstValue(span, GEN_AI_RESULT_KEYS), error, firstString(span, ['tool.id', 'tool_call.id']));
+    return toolCallFields(toolName, args, output.value ?? firstValue(span, GEN_AI_RESULT_KEYS), error, firstString(span, CALL_ID_KEYS));
   },
 
   promptName(span: SpanView): string | undefined {
     if (span.attributes[SPAN_KIND] === undefined) return undefined;
-    const id = stringAttr(span, 'prompt.id');
+    const id = stringAttr(span, ATTR_PROMPT_ID);
     if (id !== undefined) return id;
-    const metadata = span.attributes['metadata'];
+    const metadata = span.attributes[ATTR_METADATA];
     return metadata !== undefined ? stringMember(parseJsonObject(metadata), 'prompt_name', 'promptName') : undefined;
   },
 
   agentName(span: SpanView): string | undefined {
     const kind = span.attributes[SPAN_KIND];
     if (kind === undefined) return undefined;
-    return stringAttr(span, 'agent.name') ?? (kind === 'AGENT' && span.name.length > 0 ? span.name : undefined);
+    return stringAttr(span, ATTR_AGENT_NAME) ?? (kind === 'AGENT' && span.name.length > 0 ? span.name : undefined);
   },
 
   // Everything above needs the span kind.

@@ -1,5 +1,6 @@
 import {
   ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_NAME,
   GEN_AI_ARGUMENT_KEYS,
   GEN_AI_OPERATION_EXECUTE_TOOL,
@@ -15,6 +16,12 @@ import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 const SPAN_KIND = 'traceloop.span.kind';
 const ENTITY_NAME = 'traceloop.entity.name';
+const ENTITY_INPUT = 'traceloop.entity.input';
+const ENTITY_OUTPUT = 'traceloop.entity.output';
+const PROMPT_KEY = 'traceloop.prompt.key';
+const TOOL_NAME_KEYS = [ATTR_GEN_AI_TOOL_NAME, ENTITY_NAME];
+const ARGUMENT_KEYS = [ENTITY_INPUT, ...GEN_AI_ARGUMENT_KEYS];
+const RESULT_KEYS = [ENTITY_OUTPUT, ...GEN_AI_RESULT_KEYS];
 const TOOL_SUFFIX = '.tool';
 
 /**
@@ -34,20 +41,20 @@ export const traceloopAdapter: ConventionAdapter = {
 
   readToolCall(span: SpanView): ToolCallFields | undefined {
     const toolName =
-      firstString(span, [ATTR_GEN_AI_TOOL_NAME, ENTITY_NAME]) ??
+      firstString(span, TOOL_NAME_KEYS) ??
       toolNameFromSpanName(span.name) ??
       (span.name.endsWith(TOOL_SUFFIX) ? span.name.slice(0, -TOOL_SUFFIX.length) : undefined);
     if (toolName === undefined || toolName.length === 0) return undefined;
     return toolCallFields(
       toolName,
-      firstValue(span, ['traceloop.entity.input', ...GEN_AI_ARGUMENT_KEYS]),
-      firstValue(span, ['traceloop.entity.output', ...GEN_AI_RESULT_KEYS]),
+      firstValue(span, ARGUMENT_KEYS),
+      firstValue(span, RESULT_KEYS),
       spanError(span),
-      stringAttr(span, 'gen_ai.tool.call.id'),
+      stringAttr(span, ATTR_GEN_AI_TOOL_CALL_ID),
     );
   },
 
-  promptName: (span) => stringAttr(span, 'traceloop.prompt.key'),
+  promptName: (span) => stringAttr(span, PROMPT_KEY),
 
   agentName(span: SpanView): string | undefined {
     return span.attributes[SPAN_KIND] === 'agent' ? stringAttr(span, ENTITY_NAME) : undefined;
@@ -56,6 +63,6 @@ export const traceloopAdapter: ConventionAdapter = {
   gate: {
     // an entity name: what its LangChain tool spans carry beside `gen_ai.operation.name = execute_tool`
     // (a condition on that value alone would send every gen_ai tool span to this adapter too)
-    keys: [SPAN_KIND, ENTITY_NAME, 'traceloop.prompt.key'],
+    keys: [SPAN_KIND, ENTITY_NAME, PROMPT_KEY],
   },
 };

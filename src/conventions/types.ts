@@ -1,5 +1,4 @@
-import type { RawError } from '../detector/error-class.js';
-import type { AdapterGate } from './gate.js';
+import type { ToolCallContent } from '../detector/types.js';
 
 /** A span event as the adapters read it. */
 export interface SpanEventView {
@@ -19,16 +18,25 @@ export interface SpanView {
   readonly events?: readonly SpanEventView[];
 }
 
-/** What an adapter reads off a finished tool span. */
-export interface ToolCallFields {
-  readonly toolName: string;
-  /** Raw arguments; absent when the instrumentation did not capture them. */
-  readonly arguments?: unknown;
-  /** Raw result; absent when not captured or when the call failed. */
-  readonly result?: unknown;
-  /** Present when the call failed. */
-  readonly error?: RawError | undefined;
+/** What an adapter reads off a finished tool span: the call's content, and its id when the span has one. */
+export interface ToolCallFields extends ToolCallContent {
   readonly callId?: string | undefined;
+}
+
+/**
+ * What an adapter looks at, declared so that spans it can never claim or name are skipped in a
+ * few instructions: the processor runs on every span of the app, and almost none are tool spans.
+ * A gate is a necessary condition only: a span that passes still goes through the adapters.
+ */
+export interface AdapterGate {
+  /** Attribute keys whose presence (any value) may make the adapter claim or name the span. */
+  readonly keys?: readonly string[];
+  /** Attribute keys that matter only with one of these values. */
+  readonly values?: Readonly<Record<string, readonly unknown[]>>;
+  /** Exact span names the adapter claims. */
+  readonly names?: readonly string[];
+  /** Span-name prefixes the adapter claims. */
+  readonly namePrefixes?: readonly string[];
 }
 
 /**

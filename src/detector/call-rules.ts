@@ -1,20 +1,24 @@
 import { combineAll, type Hash } from '../fingerprint/hash.js';
-import type { ResolvedConfig, Thresholds } from './config.js';
 import { HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
-import type { ToolPolicy } from './policy.js';
 import { walkStreak, type StreakQuery } from './streak.js';
-import type { Evidence, LoopKind, RuleName } from './types.js';
+import type { Thresholds } from './thresholds.js';
 
-/** A rule's measurement for the current call, before levels and de-duplication. */
-export interface Finding {
-  readonly rule: RuleName;
-  readonly kind: LoopKind;
+/**
+ * How much of the call the instrumentation captured. Arguments and results are opt-in content in
+ * the gen_ai conventions; without them loopwatch still works on tool names and outcomes, with
+ * higher thresholds, and every detection says which evidence it rests on.
+ */
+export type Evidence = 'arguments+result' | 'arguments' | 'result' | 'name';
+
+/** What a rule measured for the current call, before levels and de-duplication. */
+export interface Measurement {
   /** Identity of what repeats; de-duplication and the event fingerprint use it. */
   readonly key: Hash;
   /** Compared with the thresholds (spaced-out repetitions weigh less). */
   readonly value: number;
   /** Reported repetitions. */
   readonly count: number;
+  /** The thresholds `value` is held to (the rule's, raised when evidence is missing). */
   readonly thresholds: Thresholds;
   readonly evidence: Evidence;
   readonly distinctArgs?: number;
@@ -22,11 +26,17 @@ export interface Finding {
   readonly cycleTools?: readonly number[];
 }
 
+/** The settings the rules read (a `ResolvedConfig` has them). */
+export interface RuleSettings {
+  readonly evidence: { readonly argumentsOnly: Thresholds; readonly nameOnly: Thresholds };
+  readonly gapBudget: number;
+  readonly spacing: { readonly idleMs: number; readonly weight: number };
+}
+
 /** The current call (the newest entry of `history`) and what the rules need to know about it. */
 export interface CallContext {
   readonly history: CallHistory;
-  readonly policy: ToolPolicy;
-  readonly config: ResolvedConfig;
+  readonly settings: RuleSettings;
   readonly tool: number;
   readonly toolHash: Hash;
   readonly args: Hash;
@@ -36,6 +46,12 @@ export interface CallContext {
   readonly inCycle: boolean;
 }
 
+/**
+ * A per-call rule: measures the current call against the earlier calls of its trace, held to
+ * `thresholds` (the rule's, for this tool); undefined when the rule does not apply to the call.
+ */
+export type MeasureCall = (ctx: CallContext, thresholds: Thresholds) => Measurement | undefined;
+
 const R_IDENTICAL = 0x101;
 const R_CHANGING = 0x102;
 const R_SAME_RESULT = 0x103;
@@ -43,9 +59,10 @@ const R_FAILURE = 0x104;
 const R_ERROR_CLASS = 0x105;
 const R_UNKNOWN = 0x106;
 
-export function degrade(t: Thresholds, evidence: Evidence, config: ResolvedConfig): Thresholds {
+/** Thresholds raised for evidence short of arguments and result (the stricter of the two pairs). */
+export function degrade(t: Thresholds, evidence: Evidence, settings: RuleSettings): Thresholds {
   if (evidence === 'arguments+result') return t;
-  const d = evidence === 'name' ? config.evidence.nameOnly : config.evidence.argumentsOnly;
+  const d = evidence === 'name' ? settings.evidence.nameOnly : settings.evidence.argumentsOnly;
   return { warning: Math.max(t.warning, d.warning), critical: Math.max(t.critical, d.critical) };
 }
 
@@ -58,7 +75,7 @@ function stopAt(t: Thresholds): number {
 }
 
 function options(ctx: CallContext): { gapBudget: number; idleMs: number; weight: number } {
-  return { gapBudget: ctx.config.gapBudget, idleMs: ctx.config.spacing.idleMs, weight: ctx.config.spacing.weight };
+  return { gapBudget: ctx.settings.gapBudget, idleMs: ctx.settings.spacing.idleMs, weight: ctx.settings.spacing.weight };
 }
 
 function has(flags: number, bit: number): boolean {
@@ -66,14 +83,14 @@ function has(flags: number, bit: number): boolean {
 }
 
 /** Same tool, same arguments, same outcome, called again and again. */
-function identicalCalls(ctx: CallContext): Finding | undefined {
+export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Measurement | undefined {
   const { history: h, tool, args, out, flags } = ctx;
   if (!has(flags, OK) || ctx.inCycle) return undefined;
   const hasArgs = has(flags, HAS_ARGS);
   const hasResult = has(flags, HAS_RESULT);
   const evidence: Evidence =
     hasArgs && hasResult ? 'arguments+result' : hasArgs ? 'arguments' : hasResult && has(flags, INFORMATIVE) ? 'result' : 'name';
-  const thresholds = degrade(ctx.policy.thresholds.repeat, evidence, ctx.config);
+  const thresholds = degrade(ruleThresholds, evidence, ctx.settings);
   if (!active(thresholds)) return undefined;
   const q: StreakQuery = {
     occurrence: (i) => h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out),
@@ -87,8 +104,6 @@ function identicalCalls(ctx: CallContext): Finding | undefined {
   };
   const s = walkStreak(h, q, options(ctx));
   return {
-    rule: 'identical_calls',
-    kind: 'repeat',
     key: combineAll(R_IDENTICAL, ctx.toolHash, args, out),
     value: s.weighted,
     count: s.count,
@@ -98,10 +113,9 @@ function identicalCalls(ctx: CallContext): Finding | undefined {
 }
 
 /** Identical arguments whose output changes every time, far longer than stepping or tailing would. */
-function changingOutput(ctx: CallContext): Finding | undefined {
+export function changingOutput(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
   const { history: h, tool, args, flags } = ctx;
   if (!has(flags, OK) || !has(flags, HAS_ARGS) || !has(flags, HAS_RESULT)) return undefined;
-  const thresholds = ctx.policy.thresholds.changingOutput;
   if (!active(thresholds)) return undefined;
   const s = walkStreak(
     h,
@@ -116,8 +130,6 @@ function changingOutput(ctx: CallContext): Finding | undefined {
   // Mostly-identical outputs are the repeat rule's; a slowly moving poll (R1 R1 R2 R2 ...) is progress.
   if (s.outputChanges * 2 < s.count - 1) return undefined;
   return {
-    rule: 'changing_output',
-    kind: 'repeat',
     key: combineAll(R_CHANGING, ctx.toolHash, args),
     value: s.weighted,
     count: s.count,
@@ -127,10 +139,9 @@ function changingOutput(ctx: CallContext): Finding | undefined {
 }
 
 /** Different arguments, the same informative answer: paraphrasing a query that cannot succeed. */
-function sameResult(ctx: CallContext): Finding | undefined {
+export function sameResult(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
   const { history: h, tool, out, flags } = ctx;
   if (!has(flags, OK) || !has(flags, HAS_RESULT) || !has(flags, INFORMATIVE) || !has(flags, HAS_ARGS)) return undefined;
-  const thresholds = ctx.policy.thresholds.noProgress;
   if (!active(thresholds)) return undefined;
   const s = walkStreak(
     h,
@@ -144,8 +155,6 @@ function sameResult(ctx: CallContext): Finding | undefined {
   );
   if (s.distinctArgs < 2) return undefined;
   return {
-    rule: 'same_result',
-    kind: 'no_progress',
     key: combineAll(R_SAME_RESULT, ctx.toolHash, out),
     value: s.weighted,
     count: s.count,
@@ -156,10 +165,9 @@ function sameResult(ctx: CallContext): Finding | undefined {
 }
 
 /** The same call failing again and again, whatever the error text says. */
-function repeatedFailure(ctx: CallContext): Finding | undefined {
+export function repeatedFailure(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
   const { history: h, tool, args, flags } = ctx;
   if (has(flags, OK) || has(flags, UNKNOWN_TOOL) || !has(flags, HAS_ARGS)) return undefined;
-  const thresholds = ctx.policy.thresholds.repeatedFailure;
   if (!active(thresholds)) return undefined;
   const s = walkStreak(
     h,
@@ -173,8 +181,6 @@ function repeatedFailure(ctx: CallContext): Finding | undefined {
     options(ctx),
   );
   return {
-    rule: 'repeated_failure',
-    kind: 'error_pattern',
     key: combineAll(R_FAILURE, ctx.toolHash, args),
     value: s.count,
     count: s.count,
@@ -184,10 +190,9 @@ function repeatedFailure(ctx: CallContext): Finding | undefined {
 }
 
 /** One tool failing with the same error class while the arguments keep changing. */
-function errorClass(ctx: CallContext): Finding | undefined {
+export function errorClass(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
   const { history: h, tool, out, flags } = ctx;
   if (has(flags, OK) || has(flags, UNKNOWN_TOOL)) return undefined;
-  const thresholds = ctx.policy.thresholds.errorClass;
   if (!active(thresholds)) return undefined;
   const s = walkStreak(
     h,
@@ -202,8 +207,6 @@ function errorClass(ctx: CallContext): Finding | undefined {
   // Same arguments every time is the repeated-failure rule's loop, not this one's.
   if (has(flags, HAS_ARGS) && s.distinctArgs < 2) return undefined;
   return {
-    rule: 'error_class',
-    kind: 'error_pattern',
     key: combineAll(R_ERROR_CLASS, ctx.toolHash, out),
     value: s.count,
     count: s.count,
@@ -214,10 +217,9 @@ function errorClass(ctx: CallContext): Finding | undefined {
 }
 
 /** Calls to a tool that does not exist: it will not start existing. */
-function unknownTool(ctx: CallContext): Finding | undefined {
+export function unknownTool(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
   const { history: h, tool, flags } = ctx;
   if (!has(flags, UNKNOWN_TOOL)) return undefined;
-  const thresholds = ctx.policy.thresholds.unknownTool;
   if (!active(thresholds)) return undefined;
   const s = walkStreak(
     h,
@@ -231,26 +233,10 @@ function unknownTool(ctx: CallContext): Finding | undefined {
     options(ctx),
   );
   return {
-    rule: 'unknown_tool',
-    kind: 'unknown_tool',
     key: combineAll(R_UNKNOWN, ctx.toolHash),
     value: s.count,
     count: s.count,
     thresholds,
     evidence: has(flags, HAS_ARGS) ? 'arguments+result' : 'result',
   };
-}
-
-const CALL_RULES = [identicalCalls, changingOutput, sameResult, repeatedFailure, errorClass, unknownTool];
-
-export function evaluateCallRules(ctx: CallContext): Finding[] {
-  const role = ctx.policy.role;
-  if (role === 'exempt') return [];
-  const rules = role === 'wait' ? [identicalCalls] : CALL_RULES;
-  const out: Finding[] = [];
-  for (const rule of rules) {
-    const f = rule(ctx);
-    if (f && f.value >= Math.min(f.thresholds.warning, f.thresholds.critical)) out.push(f);
-  }
-  return out;
 }

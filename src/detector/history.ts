@@ -22,26 +22,14 @@ const F_END = 6;
 const STRIDE = 7;
 const INITIAL_CAPACITY = 4;
 
-export interface CallRecord {
-  readonly tool: number;
-  /** NaN when not captured. */
-  readonly args: Hash;
-  /** Result fingerprint when ok, error class when failed; NaN when ok without a captured result. */
-  readonly out: Hash;
-  readonly flags: number;
-  readonly batch: number;
-  readonly start: number;
-  readonly end: number;
-}
-
 /**
  * The last N calls of one trace, packed into one array of doubles (7 numbers a call) so that a
  * trace costs a few hundred bytes, not a few hundred objects. Grows from 4 slots to `capacity`,
  * then overwrites the oldest. Index 0 is the oldest remembered call, `size - 1` the newest.
  *
  * A plain array, not a Float64Array: V8 stores an array of numbers as unboxed doubles just the
- * same, but allocates it in the young generation in a few instructions, where a typed array of
- * this size needs an off-heap backing store (about a microsecond, on every new trace).
+ * same, without the off-heap backing store a typed array needs (bench: engine, the first 8 calls
+ * of a trace; see bench/NOTES.md).
  */
 export class CallHistory {
   private data: number[];
@@ -58,11 +46,11 @@ export class CallHistory {
     return this.count;
   }
 
-  push(r: CallRecord): void {
-    this.add(r.tool, r.args, r.out, r.flags, r.batch, r.start, r.end);
-  }
-
-  /** `push` without a record object (the engine's path: one call, no allocation). */
+  /**
+   * Remembers a call: its tool, arguments hash (NaN when not captured), outcome hash (the result's
+   * fingerprint when ok, the error class when failed; NaN when ok without a captured result),
+   * flags, batch number and times.
+   */
   add(tool: number, args: Hash, out: Hash, flags: number, batch: number, start: number, end: number): void {
     if (this.count === this.slots && this.slots < this.capacity) this.grow();
     const o = this.head * STRIDE;

@@ -1,12 +1,23 @@
 import { volatileKeySet } from '../fingerprint/canonical.js';
 import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS } from '../fingerprint/volatile.js';
-import { applyRuleThresholds, type ResolvedConfig, type RuleThresholds, type RuleThresholdsInput, type ToolRole } from './config.js';
+import { applyRuleThresholds } from './config/resolve.js';
+import type { ResolvedConfig, RuleThresholds, RuleThresholdsInput, ToolRole } from './config/types.js';
+import { CALL_RULES, type CallRule } from './rules.js';
+import type { Thresholds } from './thresholds.js';
+
+/** A per-call rule that applies to a tool, with the tool's thresholds for it. */
+export interface AppliedRule {
+  readonly rule: CallRule;
+  readonly thresholds: Thresholds;
+}
 
 /** Everything the engine needs to know about one tool name, resolved once and cached. */
 export interface ToolPolicy {
   readonly toolName: string;
   readonly role: ToolRole;
   readonly thresholds: RuleThresholds;
+  /** The per-call rules its role runs (none when exempt; only those with wait thresholds for a wait), in rule order. */
+  readonly callRules: readonly AppliedRule[];
   readonly volatileArgumentKeys: ReadonlySet<string>;
   readonly volatileResultKeys: ReadonlySet<string>;
   /**
@@ -17,12 +28,17 @@ export interface ToolPolicy {
   readonly minCallThreshold: number;
 }
 
+/** The lowest level of every per-call rule (whatever the role runs: see `ToolPolicy.minCallThreshold`). */
 function lowestLevel(t: RuleThresholds): number {
   let min = Number.POSITIVE_INFINITY;
-  for (const key of ['repeat', 'changingOutput', 'noProgress', 'repeatedFailure', 'errorClass', 'unknownTool'] as const) {
-    min = Math.min(min, t[key].warning, t[key].critical);
-  }
+  for (const rule of CALL_RULES) min = Math.min(min, t[rule.thresholdKey].warning, t[rule.thresholdKey].critical);
   return min;
+}
+
+function rulesFor(role: ToolRole, thresholds: RuleThresholds): readonly AppliedRule[] {
+  if (role === 'exempt') return [];
+  const rules = role === 'wait' ? CALL_RULES.filter((r) => r.wait !== undefined) : CALL_RULES;
+  return rules.map((rule) => ({ rule, thresholds: thresholds[rule.thresholdKey] }));
 }
 
 /** `getJobStatus`, `get-job-status` and `tools.get_job_status` all become `..._get_job_status`. */
@@ -37,7 +53,6 @@ const MAX_CACHED = 2048;
 
 export class ToolPolicies {
   private readonly cache = new Map<string, ToolPolicy>();
-  private last: ToolPolicy | undefined;
   /** Thresholds for steps made only of pollers (cycles over several polled jobs). */
   readonly pollerThresholds: RuleThresholds;
 
@@ -46,9 +61,6 @@ export class ToolPolicies {
   }
 
   get(toolName: string): ToolPolicy {
-    // a loop calls one tool over and over: its name is asked for many times in a row
-    const last = this.last;
-    if (last !== undefined && last.toolName === toolName) return last;
     let policy = this.cache.get(toolName);
     if (!policy) {
       policy = this.resolve(toolName);
@@ -56,7 +68,6 @@ export class ToolPolicies {
       if (this.cache.size >= MAX_CACHED) this.cache.clear();
       this.cache.set(toolName, policy);
     }
-    this.last = policy;
     return policy;
   }
 
@@ -84,6 +95,7 @@ export class ToolPolicies {
       toolName,
       role: effectiveRole,
       thresholds,
+      callRules: rulesFor(effectiveRole, thresholds),
       // evidence degradation only ever raises a rule's levels
       minCallThreshold: lowestLevel(thresholds),
       volatileArgumentKeys: volatileKeySet(

@@ -9,26 +9,10 @@ import {
   type FingerprintOptions,
 } from '../fingerprint/canonical.js';
 import type { LoopEngine } from './engine.js';
-import { classifyError, type RawError } from './error-class.js';
-import type { ToolCall, ToolOutcome } from './types.js';
+import { classifyError } from './error-class.js';
+import type { RawToolCall, ToolCall, ToolOutcome } from './types.js';
 
-/** A tool call with its raw content, as read from a span, a file or a dispatcher. */
-export interface RawToolCall {
-  readonly toolName: string;
-  /** Raw arguments (object or JSON string); `undefined` when not captured. */
-  readonly arguments?: unknown;
-  /** Raw result; `undefined` when not captured. Ignored when `error` is set. */
-  readonly result?: unknown;
-  /** Present when the call failed. */
-  readonly error?: RawError | undefined;
-  readonly startTime: number;
-  readonly endTime: number;
-  readonly batch: string;
-  readonly callIndex: number;
-  readonly spanId?: string | undefined;
-  readonly promptName?: string | undefined;
-  readonly agentName?: string | undefined;
-}
+export type { RawToolCall } from './types.js';
 
 /**
  * Told about content that could not be fingerprinted (a throwing getter, a hostile proxy: the

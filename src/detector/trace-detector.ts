@@ -1,12 +1,13 @@
 import { combine, toHex, UnorderedHash, type Hash } from '../fingerprint/hash.js';
-import { evaluateCallRules, degrade, type Finding } from './call-rules.js';
+import type { CallContext, Evidence, Measurement } from './call-rules.js';
 import { CycleTracker, type CycleFinding } from './cycle.js';
-import type { LoopEngine } from './engine.js';
+import type { ResolvedConfig } from './config.js';
 import {
   ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, sameHash, UNKNOWN_TOOL, WAIT,
 } from './history.js';
-import { describeDetection } from './messages.js';
-import type { Evidence, LoopDetection, LoopLevel, ToolCall, ToolOutcome } from './types.js';
+import type { ToolPolicies, ToolPolicy } from './policy.js';
+import { CYCLE_RULE, type AnyRule } from './rules.js';
+import type { LoopDetection, LoopLevel, RecordedCall, ToolCall, ToolOutcome } from './types.js';
 
 const EVIDENCE_BY_RANK: readonly Evidence[] = ['name', 'result', 'arguments', 'arguments+result'];
 const MAX_EMITTED = 512;
@@ -20,15 +21,17 @@ function evidenceRank(flags: number): number {
   return args && result ? 3 : args ? 2 : result && (flags & (INFORMATIVE | OK)) !== OK ? 1 : 0;
 }
 
-/** A call the detector remembers, as hashes (see `TraceDetector.recentCalls`). */
-export interface RecordedCall {
-  readonly toolName: string;
-  /** Absent when the arguments were not captured. */
-  readonly argsHash?: Hash;
-  /** Rebuilt from the packed history: an error's printable label is not kept. */
-  readonly outcome: ToolOutcome;
-  readonly startTime: number;
-  readonly endTime: number;
+/** A rule's measurement at or above one of its levels, before de-duplication. */
+interface Finding extends Measurement {
+  readonly rule: AnyRule;
+}
+
+/** The per-call rules of the call's tool that reach a level. */
+function measureCall(ctx: CallContext, policy: ToolPolicy, found: Finding[]): void {
+  for (const { rule, thresholds } of policy.callRules) {
+    const m = rule.measure(ctx, thresholds);
+    if (m && m.value >= Math.min(m.thresholds.warning, m.thresholds.critical)) found.push({ ...m, rule });
+  }
 }
 
 interface PendingStep {
@@ -40,6 +43,17 @@ interface PendingStep {
   allPollers: boolean;
   start: number;
   end: number;
+}
+
+/**
+ * What the traces of one engine share (`LoopEngine` is one): the configuration, the tool
+ * policies, and one numbering of tool names, so that every trace hashes a tool the same way.
+ */
+export interface SharedDetection {
+  readonly config: ResolvedConfig;
+  readonly policies: ToolPolicies;
+  toolHash(name: string): Hash;
+  toolName(hash: Hash): string;
 }
 
 /**
@@ -60,7 +74,7 @@ export class TraceDetector {
   private calls = 0;
 
   constructor(
-    private readonly engine: LoopEngine,
+    private readonly engine: SharedDetection,
     readonly traceId: string,
   ) {
     this.history = new CallHistory(engine.config.historySize);
@@ -118,18 +132,7 @@ export class TraceDetector {
     if (batchComplete) this.closeStep(found);
     // The first call of a tool in the trace counts 1 for every call rule: nothing to find below 2.
     if ((seen & SEEN_TOOL) !== 0 || policy.minCallThreshold <= 1) {
-      const findings = evaluateCallRules({
-        history: this.history,
-        policy,
-        config: engine.config,
-        tool,
-        toolHash: tool,
-        args,
-        out,
-        flags,
-        inCycle: this.cycles.inCycle,
-      });
-      for (const f of findings) found.push(f);
+      measureCall({ history: this.history, settings: engine.config, tool, toolHash: tool, args, out, flags, inCycle: this.cycles.inCycle }, policy, found);
     }
     return this.report(found, call);
   }
@@ -245,9 +248,7 @@ export class TraceDetector {
   private cycleFinding(c: CycleFinding): Finding | undefined {
     const evidence = EVIDENCE_BY_RANK[c.evidenceRank] ?? 'name';
     const config = this.engine.config;
-    const base = c.allPollers
-      ? (this.engine.policies.pollerThresholds.cycle)
-      : config.thresholds.cycle;
+    const base = (c.allPollers ? this.engine.policies.pollerThresholds : config.thresholds)[CYCLE_RULE.thresholdKey];
     const thresholds =
       evidence === 'arguments+result'
         ? base
@@ -258,8 +259,7 @@ export class TraceDetector {
     const value = c.minIdle >= config.spacing.idleMs ? 1 + (c.laps - 1) * config.spacing.weight : c.laps;
     if (value < Math.min(thresholds.warning, thresholds.critical)) return undefined;
     return {
-      rule: 'cycle',
-      kind: 'cycle',
+      rule: CYCLE_RULE,
       key: c.key,
       value,
       count: c.laps,
@@ -279,7 +279,7 @@ export class TraceDetector {
       if (!level || !this.firstTime(f.key, level)) continue;
       const cycleTools = f.cycleTools?.map((t) => this.engine.toolName(t));
       out.push({
-        kind: f.kind,
+        kind: f.rule.kind,
         level,
         toolName: call.toolName,
         count: f.count,
@@ -289,8 +289,7 @@ export class TraceDetector {
         fingerprint: toHex(f.key),
         ...(call.promptName !== undefined ? { promptName: call.promptName } : {}),
         ...(call.agentName !== undefined ? { agentName: call.agentName } : {}),
-        message: describeDetection({
-          rule: f.rule,
+        message: f.rule.message({
           toolName: call.toolName,
           count: f.count,
           evidence: f.evidence,
@@ -298,7 +297,7 @@ export class TraceDetector {
           ...(call.outcome.ok === false && call.outcome.errorLabel ? { errorLabel: call.outcome.errorLabel } : {}),
           ...(cycleTools ? { cycleTools } : {}),
         }),
-        rule: f.rule,
+        rule: f.rule.name,
         threshold: level === 'critical' ? f.thresholds.critical : f.thresholds.warning,
         evidence: f.evidence,
         ...(f.cycleLength !== undefined ? { cycleLength: f.cycleLength } : {}),
@@ -325,4 +324,3 @@ export class TraceDetector {
   }
 }
 
-export { degrade };

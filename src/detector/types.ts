@@ -1,27 +1,13 @@
 import type { Hash } from '../fingerprint/hash.js';
+import type { Evidence } from './call-rules.js';
+import type { RawError } from './error-class.js';
+import type { LoopKind, RuleName } from './rules.js';
 
-/** Families of loops. Dashboards and alerts group by these strings. */
-export type LoopKind = 'repeat' | 'no_progress' | 'cycle' | 'error_pattern' | 'unknown_tool';
+export type { Evidence } from './call-rules.js';
+export type { LoopKind, RuleName } from './rules.js';
 
 /** `warning` is the first intervention (hint, event), `critical` means stop the run. */
 export type LoopLevel = 'warning' | 'critical';
-
-/** The rule that produced a detection: a finer split of `kind`, for messages and tuning. */
-export type RuleName =
-  | 'identical_calls'
-  | 'changing_output'
-  | 'same_result'
-  | 'cycle'
-  | 'repeated_failure'
-  | 'error_class'
-  | 'unknown_tool';
-
-/**
- * How much of the call the instrumentation captured. Arguments and results are opt-in content in
- * the gen_ai conventions; without them loopwatch still works on tool names and outcomes, with
- * higher thresholds, and every detection says which evidence it rests on.
- */
-export type Evidence = 'arguments+result' | 'arguments' | 'result' | 'name';
 
 /** `enforce`: critical detections stop the run. `observe`: report what would fire, never abort. */
 export type Mode = 'enforce' | 'observe';
@@ -45,12 +31,29 @@ export type ToolOutcome =
       readonly unknownTool: boolean;
     };
 
-/** One tool execution, as the engine sees it. */
-export interface ToolCall {
+/**
+ * The shapes of a tool call, from the span to the engine:
+ * - `ToolCallContent`: what the call was asked and what came of it, raw (an adapter's
+ *   `ToolCallFields` adds the call id it read);
+ * - `CallPlacement`: where and when it happened in its trace;
+ * - `RawToolCall` = content + placement: a call as read from a span, a file or a dispatcher;
+ * - `ToolCall` = placement + hashes: the call as the engine sees it (raw content never enters it);
+ * - `RecordedCall`: what the engine remembers of a call, for the dispatcher guard.
+ */
+
+/** What a call was asked and what came of it, raw. */
+export interface ToolCallContent {
   readonly toolName: string;
-  /** Fingerprint of the arguments; absent when they were not captured. */
-  readonly argsHash?: Hash;
-  readonly outcome: ToolOutcome;
+  /** Raw arguments (object or JSON string); absent when the instrumentation did not capture them. */
+  readonly arguments?: unknown;
+  /** Raw result; absent when not captured or when the call failed (it is ignored when `error` is set). */
+  readonly result?: unknown;
+  /** Present when the call failed. */
+  readonly error?: RawError | undefined;
+}
+
+/** Where and when a call happened in its trace. */
+export interface CallPlacement {
   /** Epoch milliseconds. */
   readonly startTime: number;
   readonly endTime: number;
@@ -58,10 +61,27 @@ export interface ToolCall {
   readonly batch: string;
   /** 1-based index of the call in its trace, by start time. */
   readonly callIndex: number;
-  readonly spanId?: string;
-  readonly promptName?: string;
-  readonly agentName?: string;
+  readonly spanId?: string | undefined;
+  readonly promptName?: string | undefined;
+  readonly agentName?: string | undefined;
 }
+
+/** A tool call with its raw content, as read from a span, a file or a dispatcher. */
+export interface RawToolCall extends ToolCallContent, CallPlacement {}
+
+/** One tool execution, as the engine sees it. */
+export interface ToolCall extends CallPlacement {
+  readonly toolName: string;
+  /** Fingerprint of the arguments; absent when they were not captured. */
+  readonly argsHash?: Hash;
+  readonly outcome: ToolOutcome;
+}
+
+/**
+ * A call the engine remembers, as hashes (see `TraceDetector.recentCalls`). Its outcome is rebuilt
+ * from the packed history: an error's printable label is not kept.
+ */
+export type RecordedCall = Pick<ToolCall, 'toolName' | 'argsHash' | 'outcome' | 'startTime' | 'endTime'>;
 
 /** A loop found in one trace: the contract shared by span events, callbacks, the CLI and the guard. */
 export interface LoopDetection {

@@ -1,4 +1,5 @@
-import { JsonTextHasher, OK, UNSUPPORTED } from './json-text.js';
+import { Char, isAsciiLetter, isDigit, isSpace } from './chars.js';
+import { JsonTextHasher, OK, UNSUPPORTED, type LeafHasher } from './json-text.js';
 import { chainA, chainB, digest, finish, member, number, pack, seedA, seedB, text, textOf, K_EVEN, K_ODD, type LanePair } from './lanes.js';
 import type { Hash } from './hash.js';
 import {
@@ -73,17 +74,12 @@ export interface Fingerprint {
 
 const PLACEHOLDER = 0x1;
 
-function isSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0xfeff || c === 0x2028 || c === 0x2029;
-}
-
-
 /**
  * Walks one value. Every method leaves the node's hash in `ha`/`hb` (see `lanes.ts`); the
  * JSON-text hasher calls back into the leaf methods, so both paths share one definition of
  * every leaf. Walkers are pooled (`fingerprint` below): their buffers are reused.
  */
-export class Walker implements LanePair {
+export class Walker implements LeafHasher {
   ha = 0;
   hb = 0;
   nodes = 0;
@@ -201,17 +197,17 @@ export class Walker implements LanePair {
     let end = to;
     let c = 0;
     while (start < end && isSpace((c = u[start] as number))) {
-      if (c < 32) this.control = true;
+      if (c < Char.Space) this.control = true;
       start++;
     }
     while (end > start && isSpace((c = u[end - 1] as number))) {
-      if (c < 32) this.control = true;
+      if (c < Char.Space) this.control = true;
       end--;
     }
     if (end > start) {
       const first = u[start] as number;
       const last = u[end - 1] as number;
-      if ((first === 123 && last === 125) || (first === 91 && last === 93)) {
+      if ((first === Char.OpenBrace && last === Char.CloseBrace) || (first === Char.OpenBracket && last === Char.CloseBracket)) {
         if (end - start <= MAX_JSON_TEXT) {
           if (this.jsonText(units, raw, start, end, depth)) return;
           // Only the whole value is worth a warning: a string inside it that merely has braces
@@ -309,13 +305,13 @@ export class Walker implements LanePair {
     for (let m = pattern.exec(s); m !== null && m.index < end; m = pattern.exec(s)) {
       words += this.feed(u, at, m.index);
       if (this.pendingSpace) {
-        this.unit(32);
+        this.unit(Char.Space);
         this.pendingSpace = false;
       }
       this.unit(PLACEHOLDER);
       at = Math.min(m.index + m[0].length, end);
       // a \s in a duration or pid may be a tab or newline: a control character all the same
-      for (let k = m.index; k < at; k++) if ((u[k] as number) < 32) this.control = true;
+      for (let k = m.index; k < at; k++) if ((u[k] as number) < Char.Space) this.control = true;
       if (m[0].length === 0) pattern.lastIndex++;
     }
     return words + this.feed(u, at, end);
@@ -335,8 +331,9 @@ export class Walker implements LanePair {
     let control = false;
     for (let i = from; i < to; i++) {
       const c = u[i] as number;
-      if (c <= 32 || c === 0xa0 || c >= 0x2028) {
-        if (c < 32) control = true;
+      // (a cheap test first: every space and control character passes it)
+      if (c <= Char.Space || c === Char.NoBreakSpace || c >= Char.LineSeparator) {
+        if (c < Char.Space) control = true;
         if (isSpace(c)) {
           pending = n > 0;
           continue;
@@ -344,8 +341,8 @@ export class Walker implements LanePair {
       }
       if (pending) {
         // the space goes in first, then this unit
-        if ((n & 1) === 0) a = Math.imul(a ^ 32, K_EVEN);
-        else b = Math.imul(b ^ 32, K_ODD);
+        if ((n & 1) === 0) a = Math.imul(a ^ Char.Space, K_EVEN);
+        else b = Math.imul(b ^ Char.Space, K_ODD);
         n++;
         pending = false;
       }
@@ -353,10 +350,10 @@ export class Walker implements LanePair {
       else b = Math.imul(b ^ c, K_ODD);
       n++;
       // word characters: letters, digits, anything beyond ASCII
-      if (c >= 48 && c <= 57) {
+      if (isDigit(c)) {
         words++;
         digit = true;
-      } else if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c > 127) {
+      } else if (isAsciiLetter(c) || c > Char.LastAscii) {
         words++;
       }
     }

@@ -1,6 +1,6 @@
-import type { Walker } from './canonical.js';
+import { Char, isDigit, isHexDigit, isJsonSpace, isSpace } from './chars.js';
 import { chainA, chainB, digest, finish, member, seedA, seedB, text, type LanePair } from './lanes.js';
-import type { Units } from './units.js';
+import type { UnitBuffers, Units } from './units.js';
 import { L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, MAX_DEPTH, MAX_NODES, NOTE_DEPTH, TAG_ARRAY, TAG_KEY, TAG_OBJECT } from './tags.js';
 
 /**
@@ -17,6 +17,26 @@ import { L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, MAX_DEPTH, MAX_NODES, NOTE_DEPTH,
  * (which nodes are cut depends on the walker's visiting order).
  */
 
+/**
+ * What the JSON-text hasher needs of the structural walker (`Walker` in `canonical.ts`): the lanes
+ * every hash lands in, the counters a fingerprint keeps, and the walker's own leaf methods, so
+ * that both paths share one definition of every leaf.
+ */
+export interface LeafHasher extends LanePair {
+  /** Values hashed so far (the node cap). */
+  nodes: number;
+  /** `NOTE_*` bits. */
+  notes: number;
+  /** Set by `stringLeaf` when the leaf held a control character. */
+  control: boolean;
+  /** The next free nesting level of `units`. */
+  readonly level: number;
+  readonly units: UnitBuffers;
+  numberLeaf(n: number): void;
+  stringLeaf(units: Units, raw: string, from: number, to: number, depth: number): void;
+  isVolatileKey(units: Units, s: string, start: number, end: number, ka: number, kb: number): boolean;
+}
+
 /** Done: the hash is in the walker's `ha`/`hb`. */
 export const OK = 0;
 /** The text is not valid JSON. */
@@ -27,26 +47,32 @@ export const UNSUPPORTED = -2;
 /** Objects with more members than this go to the parse-and-walk path (the repeat check is quadratic). */
 const MAX_FAST_MEMBERS = 256;
 
-function isJsonSpace(c: number): boolean {
-  return c === 32 || c === 10 || c === 13 || c === 9;
-}
-
-function isDigit(c: number): boolean {
-  return c >= 48 && c <= 57;
-}
-
-function isHexDigit(c: number): boolean {
-  return isDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
-}
-
 /** Is there a unit below U+0020 (a control character) in `u[start, end)`? */
 function hasControl(u: Uint16Array, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) if ((u[i] as number) < 32) return true;
+  for (let i = start; i < end; i++) if ((u[i] as number) < Char.Space) return true;
   return false;
 }
 
 function indexOrEnd(i: number): number {
   return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+}
+
+/** What `skipValue` is inside of, on its stack. */
+const IN_OBJECT = 1;
+const IN_ARRAY = 2;
+
+/** The characters of a two-character escape: \" \\ \/ \b \f \n \r \t. */
+function isShortEscape(e: number): boolean {
+  return (
+    e === Char.Quote ||
+    e === Char.Backslash ||
+    e === Char.Slash ||
+    e === Char.LowerB ||
+    e === Char.LowerF ||
+    e === Char.LowerN ||
+    e === Char.LowerR ||
+    e === Char.LowerT
+  );
 }
 
 /** Member-name hash lanes (a, b pairs) of the objects being hashed, innermost last (shared). */
@@ -76,7 +102,7 @@ export class JsonTextHasher {
   /** Position of the next backslash at or after the last search (far beyond the end if none). */
   private nextBackslash = -1;
 
-  constructor(private readonly leaf: Walker) {}
+  constructor(private readonly leaf: LeafHasher) {}
 
   /** Hashes the JSON value in `u[start, end)` (trimmed by the caller) into the walker: OK, INVALID or UNSUPPORTED. */
   hash(units: Units, s: string, start: number, end: number, depth: number): number {
@@ -122,14 +148,14 @@ export class JsonTextHasher {
     if (this.pos >= this.end) return INVALID;
     if (++this.leaf.nodes > MAX_NODES) return UNSUPPORTED;
     const c = this.peek();
-    if (c === 123 || c === 91) {
+    if (c === Char.OpenBrace || c === Char.OpenBracket) {
       if (depth >= MAX_DEPTH) {
         this.leaf.notes |= NOTE_DEPTH;
         return this.skipValue() ? this.set(L_TRUNCATED) : INVALID;
       }
-      return c === 123 ? this.object(depth) : this.array(depth);
+      return c === Char.OpenBrace ? this.object(depth) : this.array(depth);
     }
-    if (c === 34) {
+    if (c === Char.Quote) {
       if (!this.stringToken()) return INVALID;
       if (this.tokenStart < 0) {
         // decoded from escapes: JSON.parse has checked it, and "\n" may decode to a control character
@@ -138,12 +164,12 @@ export class JsonTextHasher {
       }
       const first = this.u[this.tokenStart] as number;
       // Text that may be JSON is hashed as structure, whose reading skips whitespace: look first.
-      if ((first === 123 || first === 91 || first <= 32 || first === 0xa0 || first === 0xfeff || first === 0x2028 || first === 0x2029) && hasControl(this.u, this.tokenStart, this.tokenEnd)) return INVALID;
+      if ((first === Char.OpenBrace || first === Char.OpenBracket || first <= Char.Space || isSpace(first)) && hasControl(this.u, this.tokenStart, this.tokenEnd)) return INVALID;
       this.leaf.control = false;
       this.leaf.stringLeaf(this.units, this.s, this.tokenStart, this.tokenEnd, depth);
       return this.leaf.control ? INVALID : OK;
     }
-    if (c === 45 || isDigit(c)) return this.number();
+    if (c === Char.Minus || isDigit(c)) return this.number();
     return this.literal();
   }
 
@@ -160,14 +186,14 @@ export class JsonTextHasher {
     let seen2 = 0;
     let seen3 = 0;
     this.skipSpace();
-    if (this.peek() === 125) {
+    if (this.peek() === Char.CloseBrace) {
       this.pos++;
       digest(leaf, 0, 0, 0, TAG_OBJECT);
       return OK;
     }
     for (;;) {
       this.skipSpace();
-      if (this.peek() !== 34 || !this.stringToken()) return INVALID;
+      if (this.peek() !== Char.Quote || !this.stringToken()) return INVALID;
       const escaped = this.tokenStart < 0;
       const ku = escaped ? this.decodedUnits : this.units;
       const ks = escaped ? this.decoded : this.s;
@@ -192,7 +218,7 @@ export class JsonTextHasher {
       keyStack[keyTop++] = kb;
       const volatile = leaf.isVolatileKey(ku, ks, k0, k1, ka, kb);
       this.skipSpace();
-      if (this.peek() !== 58) return INVALID;
+      if (this.peek() !== Char.Colon) return INVALID;
       this.pos++;
       if (volatile) {
         // Left out entirely, as the walker does (its nodes are not counted), but still validated.
@@ -209,8 +235,8 @@ export class JsonTextHasher {
       this.skipSpace();
       const c = this.peek();
       this.pos++;
-      if (c === 125) break;
-      if (c !== 44) return INVALID;
+      if (c === Char.CloseBrace) break;
+      if (c !== Char.Comma) return INVALID;
     }
     keyTop = keysFrom;
     digest(leaf, sa, sb, n, TAG_OBJECT);
@@ -224,7 +250,7 @@ export class JsonTextHasher {
     let b = seedB(TAG_ARRAY);
     let n = 0;
     this.skipSpace();
-    if (this.peek() === 93) {
+    if (this.peek() === Char.CloseBracket) {
       this.pos++;
     } else {
       for (;;) {
@@ -236,8 +262,8 @@ export class JsonTextHasher {
         this.skipSpace();
         const c = this.peek();
         this.pos++;
-        if (c === 93) break;
-        if (c !== 44) return INVALID;
+        if (c === Char.CloseBracket) break;
+        if (c !== Char.Comma) return INVALID;
       }
     }
     finish(leaf, a ^ n, b);
@@ -273,8 +299,8 @@ export class JsonTextHasher {
     for (;;) {
       if (p >= end) return false;
       const c = u[p] as number;
-      if (c === 34) break;
-      p += c === 92 ? 2 : 1;
+      if (c === Char.Quote) break;
+      p += c === Char.Backslash ? 2 : 1;
     }
     this.pos = p + 1;
     try {
@@ -297,15 +323,15 @@ export class JsonTextHasher {
     const u = this.u;
     const end = this.end;
     let p = this.pos;
-    if (p < end && u[p] === 45) p++;
+    if (p < end && u[p] === Char.Minus) p++;
     const intStart = p;
     const first = p < end ? (u[p] as number) : -1;
-    if (first === 48) p++;
-    else if (first >= 49 && first <= 57) while (p < end && isDigit(u[p] as number)) p++;
+    if (first === Char.Digit0) p++;
+    else if (first >= Char.Digit1 && first <= Char.Digit9) while (p < end && isDigit(u[p] as number)) p++;
     else return -1;
     const intEnd = p;
     let simple = 1;
-    if (p < end && u[p] === 46) {
+    if (p < end && u[p] === Char.Dot) {
       simple = 0;
       p++;
       const fraction = p;
@@ -313,11 +339,11 @@ export class JsonTextHasher {
       if (p === fraction) return -1;
     }
     const e = p < end ? (u[p] as number) : -1;
-    if (e === 101 || e === 69) {
+    if (e === Char.LowerE || e === Char.UpperE) {
       simple = 0;
       p++;
       const sign = p < end ? (u[p] as number) : -1;
-      if (sign === 43 || sign === 45) p++;
+      if (sign === Char.Plus || sign === Char.Minus) p++;
       const exponent = p;
       while (p < end && isDigit(u[p] as number)) p++;
       if (p === exponent) return -1;
@@ -337,7 +363,7 @@ export class JsonTextHasher {
     if (simple === 1 && intEnd - intStart <= 15) {
       // an integer of at most 15 digits is exact as read
       let n = 0;
-      for (let i = intStart; i < intEnd; i++) n = n * 10 + ((u[i] as number) - 48);
+      for (let i = intStart; i < intEnd; i++) n = n * 10 + ((u[i] as number) - Char.Digit0);
       this.leaf.numberLeaf(intStart > start ? -n : n);
     } else {
       this.leaf.numberLeaf(Number(this.s.slice(start, this.pos)));
@@ -350,16 +376,15 @@ export class JsonTextHasher {
     const u = this.u;
     const p = this.pos;
     const left = this.end - p;
-    // t r u e / f a l s e / n u l l
-    if (left >= 4 && u[p] === 116 && u[p + 1] === 114 && u[p + 2] === 117 && u[p + 3] === 101) {
+    if (left >= 4 && u[p] === Char.LowerT && u[p + 1] === Char.LowerR && u[p + 2] === Char.LowerU && u[p + 3] === Char.LowerE) {
       this.pos = p + 4;
       return L_TRUE;
     }
-    if (left >= 5 && u[p] === 102 && u[p + 1] === 97 && u[p + 2] === 108 && u[p + 3] === 115 && u[p + 4] === 101) {
+    if (left >= 5 && u[p] === Char.LowerF && u[p + 1] === Char.LowerA && u[p + 2] === Char.LowerL && u[p + 3] === Char.LowerS && u[p + 4] === Char.LowerE) {
       this.pos = p + 5;
       return L_FALSE;
     }
-    if (left >= 4 && u[p] === 110 && u[p + 1] === 117 && u[p + 2] === 108 && u[p + 3] === 108) {
+    if (left >= 4 && u[p] === Char.LowerN && u[p + 1] === Char.LowerU && u[p + 2] === Char.LowerL && u[p + 3] === Char.LowerL) {
       this.pos = p + 4;
       return L_NULL;
     }
@@ -377,26 +402,25 @@ export class JsonTextHasher {
    */
   private skipValue(): boolean {
     const u = this.u;
-    // 1 = inside an object, 2 = inside an array
     const stack: number[] = [];
     for (;;) {
       this.skipSpace();
       if (this.pos >= this.end) return false;
       const c = u[this.pos] as number;
-      if (c === 123 || c === 91) {
+      if (c === Char.OpenBrace || c === Char.OpenBracket) {
         this.pos++;
         this.skipSpace();
-        const close = c === 123 ? 125 : 93;
+        const close = c === Char.OpenBrace ? Char.CloseBrace : Char.CloseBracket;
         if (this.peek() === close) {
           this.pos++;
         } else {
-          stack.push(c === 123 ? 1 : 2);
-          if (c === 123 && !this.memberName()) return false;
+          stack.push(c === Char.OpenBrace ? IN_OBJECT : IN_ARRAY);
+          if (c === Char.OpenBrace && !this.memberName()) return false;
           continue;
         }
-      } else if (c === 34) {
+      } else if (c === Char.Quote) {
         if (!this.validString()) return false;
-      } else if (c === 45 || isDigit(c)) {
+      } else if (c === Char.Minus || isDigit(c)) {
         if (this.scanNumber() < 0) return false;
       } else if (this.scanLiteral() === undefined) {
         return false;
@@ -408,11 +432,11 @@ export class JsonTextHasher {
         const top = stack[stack.length - 1];
         const d = this.peek();
         this.pos++;
-        if (d === 44) {
-          if (top === 1 && !this.memberName()) return false;
+        if (d === Char.Comma) {
+          if (top === IN_OBJECT && !this.memberName()) return false;
           break;
         }
-        if ((top === 1 && d === 125) || (top === 2 && d === 93)) {
+        if ((top === IN_OBJECT && d === Char.CloseBrace) || (top === IN_ARRAY && d === Char.CloseBracket)) {
           stack.pop();
           continue;
         }
@@ -424,9 +448,9 @@ export class JsonTextHasher {
   /** In `skipValue`: a member name and its colon. */
   private memberName(): boolean {
     this.skipSpace();
-    if (this.peek() !== 34 || !this.validString()) return false;
+    if (this.peek() !== Char.Quote || !this.validString()) return false;
     this.skipSpace();
-    if (this.peek() !== 58) return false;
+    if (this.peek() !== Char.Colon) return false;
     this.pos++;
     return true;
   }
@@ -439,17 +463,16 @@ export class JsonTextHasher {
     for (;;) {
       if (p >= end) return false;
       const c = u[p] as number;
-      if (c === 34) break;
-      if (c < 32) return false;
-      if (c === 92) {
+      if (c === Char.Quote) break;
+      if (c < Char.Space) return false;
+      if (c === Char.Backslash) {
         const e = p + 1 < end ? (u[p + 1] as number) : 0;
-        if (e === 117) {
+        if (e === Char.LowerU) {
           for (let k = 2; k < 6; k++) if (p + k >= end || !isHexDigit(u[p + k] as number)) return false;
           p += 6;
           continue;
         }
-        // " \ / b f n r t
-        if (e !== 34 && e !== 92 && e !== 47 && e !== 98 && e !== 102 && e !== 110 && e !== 114 && e !== 116) return false;
+        if (!isShortEscape(e)) return false;
         p += 2;
         continue;
       }

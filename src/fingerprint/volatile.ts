@@ -10,6 +10,8 @@
  * also lose ids, uuids, timestamps, epochs, pids and durations found by value inside text.
  */
 
+import { Char, isAsciiAlnum, isAsciiLetter, isDigit, isHexDigit, isLowerAscii, isUpperAscii, toLowerAscii } from './chars.js';
+
 export type Side = 'arguments' | 'result';
 
 /** Lowercase, without `_`, `-`, `.` or spaces: `request_id`, `requestId` and `Request-ID` match. */
@@ -17,8 +19,8 @@ export function normalizeKey(key: string): string {
   let out = '';
   for (let i = 0; i < key.length; i++) {
     const c = key.charCodeAt(i);
-    if (c === 95 || c === 45 || c === 46 || c === 32) continue;
-    out += c >= 65 && c <= 90 ? String.fromCharCode(c + 32) : key[i];
+    if (isKeySeparator(c)) continue;
+    out += isUpperAscii(c) ? String.fromCharCode(toLowerAscii(c)) : key[i];
   }
   return out;
 }
@@ -34,17 +36,16 @@ export function toUnits(s: string): Uint16Array {
 export const MAX_VOLATILE_KEY_LENGTH = 40;
 
 function isKeySeparator(c: number): boolean {
-  return c === 95 || c === 45 || c === 46 || c === 32;
+  return c === Char.Underscore || c === Char.Minus || c === Char.Dot || c === Char.Space;
 }
 
 /** FNV-style hash of `normalizeKey` of the name in `u[start, end)`, computed without building it (a small integer). */
 function normalizedKeyHash(u: Uint16Array, start: number, end: number): number {
   let h = 0x811c9dc5 | 0;
   for (let i = start; i < end; i++) {
-    let c = u[i] as number;
+    const c = u[i] as number;
     if (isKeySeparator(c)) continue;
-    if (c >= 65 && c <= 90) c += 32;
-    h = Math.imul(h ^ c, 0x01000193);
+    h = Math.imul(h ^ toLowerAscii(c), 0x01000193);
   }
   return h & 0x3fffffff;
 }
@@ -142,21 +143,18 @@ const RESULT_TEXT_PATTERN = new RegExp(
   'g',
 );
 
-function isAlnum(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-}
-
 /** The duration units of the pattern, each followed there by a word boundary. */
 const DURATION_UNITS = ['ms', 'µs', 'us', 'ns', 's', 'sec', 'secs', 'second', 'seconds', 'millisecond', 'milliseconds'];
 
 function isRegexWordChar(c: number): boolean {
-  return isAlnum(c) || c === 95;
+  return isAsciiAlnum(c) || c === Char.Underscore;
 }
 
 /** Does a duration unit start at `u[at]` and end where the pattern's `\b` holds? */
 export function unitAt(u: Uint16Array, at: number, end: number): boolean {
   const first = u[at] as number;
-  if (at >= end || !(first === 109 || first === 0xb5 || first === 117 || first === 110 || first === 115)) return false;
+  // the first characters of the units: m µ u n s
+  if (at >= end || !(first === Char.LowerM || first === Char.Micro || first === Char.LowerU || first === Char.LowerN || first === Char.LowerS)) return false;
   for (const unit of DURATION_UNITS) {
     const stop = at + unit.length;
     if (stop > end) continue;
@@ -167,14 +165,6 @@ export function unitAt(u: Uint16Array, at: number, end: number): boolean {
     if (stop === end || !isRegexWordChar(u[stop] as number)) return true;
   }
   return false;
-}
-
-function isLetter(c: number): boolean {
-  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-}
-
-function isDigit(c: number): boolean {
-  return c >= 48 && c <= 57;
 }
 
 /**
@@ -204,18 +194,18 @@ export function mayHoldVolatile(u: Uint16Array, start: number, end: number): boo
       if (digits >= 10 || hex >= 16 || upper >= 26 || unitAfterNumber(u, i, end)) return true;
       continue;
     }
-    if (isLetter(c)) {
+    if (isAsciiLetter(c)) {
       digits = 0;
-      hex = (c >= 97 && c <= 102) || (c >= 65 && c <= 70) ? hex + 1 : 0;
-      upper = c <= 90 ? upper + 1 : 0;
+      hex = isHexDigit(c) ? hex + 1 : 0;
+      upper = isUpperAscii(c) ? upper + 1 : 0;
       letters++;
       if (hex >= 16 || upper >= 26) return true;
-      if (c === 112 && i + 2 < end && u[i + 1] === 105 && u[i + 2] === 100) return true;
+      if (c === Char.LowerP && i + 2 < end && u[i + 1] === Char.LowerI && u[i + 2] === Char.LowerD) return true;
       continue;
     }
-    if (c === 45 && (hex >= 8 || digits >= 4)) return true;
-    if ((c === 45 || c === 95) && letters >= 2 && alnumRun(u, i + 1, end) >= 10) return true;
-    if (c === 58 && digits >= 1 && i + 2 < end && isDigit(u[i + 1] as number) && isDigit(u[i + 2] as number)) return true;
+    if (c === Char.Minus && (hex >= 8 || digits >= 4)) return true;
+    if ((c === Char.Minus || c === Char.Underscore) && letters >= 2 && alnumRun(u, i + 1, end) >= 10) return true;
+    if (c === Char.Colon && digits >= 1 && i + 2 < end && isDigit(u[i + 1] as number) && isDigit(u[i + 2] as number)) return true;
     digits = hex = upper = letters = 0;
   }
   return false;
@@ -225,8 +215,7 @@ export function mayHoldVolatile(u: Uint16Array, start: number, end: number): boo
 function alnumRun(u: Uint16Array, from: number, end: number): number {
   let n = 0;
   for (let i = from; i < end && n < 10; i++, n++) {
-    const c = u[i] as number;
-    if (!isDigit(c) && !isLetter(c)) break;
+    if (!isAsciiAlnum(u[i] as number)) break;
   }
   return n;
 }
@@ -235,8 +224,8 @@ function alnumRun(u: Uint16Array, from: number, end: number): number {
 function unitAfterNumber(u: Uint16Array, i: number, end: number): boolean {
   if (i + 1 >= end) return false;
   const next = u[i + 1] as number;
-  if (isDigit(next) || next === 46) return false;
-  return unitAt(u, i + 1, end) || (!isAlnum(next) && unitAt(u, i + 2, end));
+  if (isDigit(next) || next === Char.Dot) return false;
+  return unitAt(u, i + 1, end) || (!isAsciiAlnum(next) && unitAt(u, i + 2, end));
 }
 
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$/;
@@ -257,8 +246,7 @@ export function isNowTimestampString(s: string, now: number | undefined): boolea
 /** `isNowTimestampString` of the text in `u[start, end)` (also `s[start, end)`), slicing only when it could be one. */
 export function isNowTimestampRange(u: Uint16Array, s: string, start: number, end: number, now: number | undefined): boolean {
   if (now === undefined || end - start < 16 || end - start > 40) return false;
-  const c = u[start] as number;
-  return c >= 48 && c <= 57 && isNowTimestampString(s.slice(start, end), now);
+  return isDigit(u[start] as number) && isNowTimestampString(s.slice(start, end), now);
 }
 
 export function isNowTimestampNumber(n: number, now: number | undefined): boolean {
@@ -282,8 +270,8 @@ export function isStatusWord(text: string): boolean {
 
 /** Lowercase letters and digits of a status word, as compared: other characters are dropped. */
 function statusCode(c: number): number {
-  if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) return c;
-  if (c >= 65 && c <= 90) return c + 32;
+  if (isLowerAscii(c) || isDigit(c)) return c;
+  if (isUpperAscii(c)) return toLowerAscii(c);
   return -1;
 }
 

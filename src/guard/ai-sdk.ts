@@ -1,7 +1,7 @@
-import { diag } from '@opentelemetry/api';
 import { ToolLoopError } from '../errors.js';
 import { hashString } from '../fingerprint/hash.js';
-import type { ProceedingCall, ToolLoopGuard } from './guard.js';
+import { log } from '../otel/diag.js';
+import type { CallGuard, ProceedingCall } from './calls.js';
 import { isLoopHint } from './hint.js';
 import { sleep } from './transient.js';
 
@@ -92,7 +92,7 @@ function isAsyncGeneratorFunction(f: Execute): boolean {
  * Tools without `execute` (client-side tools) and every other property pass through unchanged; a
  * tool's own `toModelOutput` is shown the hint as text, never handed the hint object.
  */
-export function guardAiSdkTools<T extends object, H>(guard: ToolLoopGuard<H>, tools: T, options: WrapToolsOptions = {}): T {
+export function guardAiSdkTools<T extends object, H>(guard: CallGuard<H>, tools: T, options: WrapToolsOptions = {}): T {
   const out: Record<string, unknown> = {};
   for (const [name, tool] of Object.entries(tools)) {
     const execute: unknown = typeof tool === 'object' && tool !== null ? (tool as { execute?: unknown }).execute : undefined;
@@ -102,9 +102,9 @@ export function guardAiSdkTools<T extends object, H>(guard: ToolLoopGuard<H>, to
   return out as T;
 }
 
-function wrapTool<H>(guard: ToolLoopGuard<H>, name: string, tool: object, options: WrapToolsOptions): object {
+function wrapTool<H>(guard: CallGuard<H>, name: string, tool: object, options: WrapToolsOptions): object {
   const original = (tool as { execute: Execute }).execute.bind(tool);
-  const begin = (input: unknown, execOptions: ExecutionOptionsLike | undefined): ReturnType<ToolLoopGuard<H>['check']> => {
+  const begin = (input: unknown, execOptions: ExecutionOptionsLike | undefined): ReturnType<CallGuard<H>['check']> => {
     if (options.newTurn !== 'manual') noteTurn(guard, execOptions?.messages);
     try {
       const batch = stepKey(execOptions?.messages);
@@ -223,7 +223,7 @@ async function* streamAndRecord(call: ProceedingCall, stream: unknown): AsyncGen
   }
 }
 
-function noteTurn(guard: ToolLoopGuard<unknown>, messages: readonly unknown[] | undefined): void {
+function noteTurn(guard: CallGuard<unknown>, messages: readonly unknown[] | undefined): void {
   let marker: string | undefined;
   try {
     marker = turnMarker(messages);
@@ -241,19 +241,15 @@ function noteTurn(guard: ToolLoopGuard<unknown>, messages: readonly unknown[] | 
  * errors. Checked a moment later, because a span processor sharing the trace aborts its own
  * signal only when the tool span ends, after this execute has returned.
  */
-function warnIfUnwired(guard: ToolLoopGuard<unknown>, sdkSignal: AbortSignal | undefined): void {
+function warnIfUnwired(guard: CallGuard<unknown>, sdkSignal: AbortSignal | undefined): void {
   if (sdkSignal?.aborted || warnedUnwired.has(guard)) return;
   warnedUnwired.add(guard); // one check per guard
   const timer = setTimeout(() => {
     if (sdkSignal?.aborted) return;
-    try {
-      diag.warn(
-        'loopwatch: the guard stopped a tool loop, but the AI SDK call was not given guard.signal as abortSignal; ' +
-          'the SDK reports the ToolLoopError to the model as a tool error and the run goes on (every further tool call is refused)',
-      );
-    } catch {
-      // diag must not break the agent
-    }
+    log.warn(
+      'the guard stopped a tool loop, but the AI SDK call was not given guard.signal as abortSignal; ' +
+        'the SDK reports the ToolLoopError to the model as a tool error and the run goes on (every further tool call is refused)',
+    );
   }, 0);
   (timer as { unref?: () => void }).unref?.();
 }

@@ -1,4 +1,4 @@
-import type { RunOptions, ToolLoopGuard } from './guard.js';
+import type { CallGuard, RunOptions } from './calls.js';
 
 /** A tool dispatcher: the function an agent loop calls with each tool call the model makes. */
 export type Dispatcher<Args, Rest extends unknown[], R> = (toolName: string, args: Args, ...rest: Rest) => R | PromiseLike<R>;
@@ -16,7 +16,7 @@ export interface WrapDispatcherOptions<Args, Rest extends unknown[]> {
  * when the run must stop, and with the tool's own error, unchanged, when the tool failed.
  */
 export function guardDispatcher<Args, Rest extends unknown[], R, H>(
-  guard: ToolLoopGuard<H>,
+  guard: CallGuard<H>,
   dispatch: Dispatcher<Args, Rest, R>,
   options: WrapDispatcherOptions<Args, Rest> = {},
 ): (toolName: string, args: Args, ...rest: Rest) => Promise<Awaited<R> | H> {

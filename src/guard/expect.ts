@@ -1,6 +1,5 @@
 import { hashString, type Hash } from '../fingerprint/hash.js';
-import type { RecordedCall } from '../detector/trace-detector.js';
-import type { ToolOutcome } from '../detector/types.js';
+import type { RecordedCall, ToolOutcome } from '../detector/types.js';
 
 const FRESH_TAG = 0x6a11;
 let freshSeq = 0;

@@ -1,11 +1,12 @@
-import { diag } from '@opentelemetry/api';
 import { LoopEngine } from '../detector/engine.js';
 import type { RawError } from '../detector/error-class.js';
 import { buildToolCall } from '../detector/tool-call.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
 import { ToolLoopError } from '../errors.js';
+import { callContained, log, notifyContained, reportContained } from '../otel/diag.js';
 import { combine, toHex } from '../fingerprint/hash.js';
 import { guardAiSdkTools, type WrapToolsOptions } from './ai-sdk.js';
+import type { CallGuard, CheckOptions, GuardedCall, ProceedingCall, RunOptions } from './calls.js';
 import { decide, strongest } from './decide.js';
 import { guardDispatcher, type Dispatcher, type WrapDispatcherOptions } from './dispatcher.js';
 import type { GuardEvent, GuardedCallRecord, GuardOutcome } from './events.js';
@@ -15,42 +16,6 @@ import { splitGuardOptions, type GuardAction, type ResolvedBackoff, type ToolLoo
 import { GuardSession } from './session.js';
 import { activeSpan, markSpan } from './span-mark.js';
 import { backoffDelay, isTransientError, sleep } from './transient.js';
-
-export interface CheckOptions {
-  /** Calls sharing this key are one parallel step; by default calls overlapping in time are. */
-  readonly batch?: string;
-}
-
-export interface RunOptions extends CheckOptions {
-  /** Cancels a backoff delay (the call then never runs). */
-  readonly signal?: AbortSignal;
-}
-
-/**
- * The guard lets the call run: run it (after `delayMs`), then report how it went with exactly one
- * of `succeeded`, `failed` or `cancelled` (later calls are no-ops). A call never reported keeps
- * its parallel step open, so report every one (`run` and the wrappers do).
- */
-export interface ProceedingCall {
-  readonly action: 'proceed';
-  /** Wait this long first: backoff after a transient failure of the same call (0 otherwise). */
-  readonly delayMs: number;
-  /** The loop the call continues, when the guard lets it run anyway (`abort` mode warning, `observe`, a retry). */
-  readonly detection: LoopDetection | undefined;
-  succeeded(result: unknown): void;
-  failed(error: unknown): void;
-  /** The call will not run after all (cancelled during the delay): frees its slot, records nothing. */
-  cancelled(): void;
-}
-
-/** The guard answered the call itself: return `hint` as its result and do not run it. */
-export interface HintedCall<H> {
-  readonly action: 'hint';
-  readonly hint: H;
-  readonly detection: LoopDetection;
-}
-
-export type GuardedCall<H> = ProceedingCall | HintedCall<H>;
 
 const UNGUARDED: ProceedingCall = {
   action: 'proceed',
@@ -72,7 +37,7 @@ const UNGUARDED: ProceedingCall = {
  * its own loop; its interventions are counted separately and escalate (see `GuardAction`).
  * Nothing here throws into the agent except the intended `ToolLoopError`.
  */
-export class ToolLoopGuard<H = LoopHint> {
+export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
   readonly engine: LoopEngine;
   readonly action: GuardAction;
   private readonly maxHints: number;
@@ -181,7 +146,7 @@ export class ToolLoopGuard<H = LoopHint> {
     const base = buildToolCall(
       this.engine,
       { toolName, arguments: args, startTime: now, endTime: now, batch, callIndex: index, ...(span ? { spanId: span.spanId } : {}) },
-      (m) => diag.warn(`loopwatch: ${m}`),
+      log.warn,
     );
     const trigger = combine(this.engine.toolHash(toolName), base.argsHash ?? Number.NaN);
     const record: GuardedCallRecord = {
@@ -299,7 +264,7 @@ export class ToolLoopGuard<H = LoopHint> {
         const { outcome: recorded } = buildToolCall(
           this.engine,
           { toolName, ...(failed ? { error: rawError(outcome.error) } : { result: outcome.result }), startTime, endTime, batch, callIndex: base.callIndex },
-          (m) => diag.warn(`loopwatch: ${m}`),
+          log.warn,
         );
         const call: ToolCall = { ...base, outcome: recorded, startTime, endTime: Math.max(startTime, endTime) };
         // Ran with no loop in sight: whatever was refused before, the loop is broken now.
@@ -333,12 +298,7 @@ export class ToolLoopGuard<H = LoopHint> {
   }
 
   private stop(s: GuardSession, error: ToolLoopError): boolean {
-    try {
-      return s.stop(error);
-    } catch (e) {
-      this.problem('an abort listener', e);
-      return true;
-    }
+    return callContained('an abort listener', () => s.stop(error), true);
   }
 
   private buildHint(toolName: string, args: unknown, detection: LoopDetection, message: string, finalWarning: boolean): H {
@@ -352,42 +312,21 @@ export class ToolLoopGuard<H = LoopHint> {
     };
     const custom = this.options.hint;
     if (!custom) return standard as unknown as H;
-    try {
-      return custom({ toolName, arguments: args, detection, message, finalWarning });
-    } catch (e) {
-      this.problem('the hint builder', e);
-      return standard as unknown as H;
-    }
+    return callContained('the hint builder', () => custom({ toolName, arguments: args, detection, message, finalWarning }), standard as unknown as H);
   }
 
   private isTransient(error: unknown): boolean {
-    try {
-      return (this.options.isTransient ?? isTransientError)(error) === true;
-    } catch (e) {
-      this.problem('isTransient', e);
-      return false;
-    }
+    const judge = this.options.isTransient ?? isTransientError;
+    return callContained('isTransient', () => judge(error) === true, false);
   }
 
   private report(event: GuardEvent): void {
     const callback = this.options.onDecision;
-    if (!callback) return;
-    try {
-      const r = callback(event) as unknown;
-      if (r && typeof (r as Promise<void>).then === 'function') {
-        (r as Promise<void>).then(undefined, (e: unknown) => this.problem('onDecision (async)', e));
-      }
-    } catch (e) {
-      this.problem('onDecision', e);
-    }
+    if (callback) notifyContained('onDecision', () => callback(event));
   }
 
   private problem(where: string, e: unknown): void {
-    try {
-      diag.error(`loopwatch: ${where} failed and was contained: ${e instanceof Error ? e.message : String(e)}`);
-    } catch {
-      // a throwing diag logger must not break the agent either
-    }
+    reportContained(where, e);
   }
 }
 

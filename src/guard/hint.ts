@@ -1,3 +1,4 @@
+import { ruleNamed, type HistoryFacts } from '../detector/rules.js';
 import type { LoopKind, LoopLevel, RuleName } from '../detector/types.js';
 
 export const LOOP_HINT_TYPE = 'loopwatch.hint';
@@ -27,63 +28,21 @@ export function isLoopHint(value: unknown): value is LoopHint {
   }
 }
 
-/** Facts the guard's sentences use: names and counts only. */
-export interface GuardFacts {
+/** Facts the guard's sentences use: names and counts only (the sentences are the rule's: see `RULES`). */
+export interface GuardFacts extends HistoryFacts {
   readonly rule: RuleName;
-  readonly toolName: string;
-  /** Repetitions that really happened before this attempt (calls, failures or laps). */
-  readonly before: number;
-  readonly cycleTools?: readonly string[];
-  /** The result was captured, so "the same result" can be said. */
-  readonly sameResultKnown: boolean;
 }
-
-const times = (n: number): string => (n === 1 ? 'once' : n === 2 ? 'twice' : `${n} times`);
 
 /** What already happened, as one clause. */
 export function loopSummary(f: GuardFacts): string {
-  const tool = `'${f.toolName}'`;
-  switch (f.rule) {
-    case 'identical_calls':
-      return f.sameResultKnown
-        ? `${tool} already ran ${times(f.before)} with these exact arguments and returned the same result each time`
-        : `${tool} already ran ${times(f.before)} with these exact arguments`;
-    case 'changing_output':
-      return `${tool} already ran ${times(f.before)} with these exact arguments; its output keeps changing but nothing moves forward`;
-    case 'same_result':
-      return `${tool} already returned the same result to ${f.before} calls with different arguments`;
-    case 'repeated_failure':
-      return `${tool} already failed ${times(f.before)} with these exact arguments`;
-    case 'error_class':
-      return `${tool} already failed ${times(f.before)} with the same error`;
-    case 'unknown_tool':
-      return `${tool} is not an available tool (tried ${times(f.before)} already)`;
-    case 'cycle': {
-      const path = (f.cycleTools ?? []).map((t) => `'${t}'`).join(' → ');
-      return `the same ${f.cycleTools?.length ?? 0} steps (${path}) already repeated ${times(f.before)} with the same results`;
-    }
-  }
-}
-
-function advice(rule: RuleName): string {
-  switch (rule) {
-    case 'repeated_failure':
-    case 'error_class':
-      return 'Retrying it unchanged will fail again: change the arguments, use another tool, or report the failure to the user.';
-    case 'unknown_tool':
-      return 'Use only the tools you were given.';
-    case 'cycle':
-      return 'Step back and try a different approach, or tell the user what is blocking you.';
-    default:
-      return 'Running it again will not give you anything new: use the results you already have, try different arguments or another tool, or tell the user what is blocking you.';
-  }
+  return ruleNamed(f.rule).summary(f);
 }
 
 /** The text the model reads instead of a result. */
 export function hintText(f: GuardFacts, finalWarning: boolean): string {
   const summary = loopSummary(f);
   const consequence = finalWarning ? ' If you make this call again, the run will be stopped.' : '';
-  return `[loopwatch] This call was not run: ${summary}. ${advice(f.rule)}${consequence}`;
+  return `[loopwatch] This call was not run: ${summary}. ${ruleNamed(f.rule).advice}${consequence}`;
 }
 
 /** The detection message for events, callbacks and `ToolLoopError`. */

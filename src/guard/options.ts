@@ -65,7 +65,19 @@ export interface ResolvedBackoff {
   readonly jitter: boolean;
 }
 
-const GUARD_KEYS = new Set(['engine', 'action', 'maxHints', 'backoff', 'isTransient', 'hint', 'onDecision', 'id', 'now']);
+/** The guard's own keys (the rest is engine configuration), checked against `ToolLoopGuardOptions` by the compiler. */
+const GUARD_KEY_SET = {
+  engine: true,
+  action: true,
+  maxHints: true,
+  backoff: true,
+  isTransient: true,
+  hint: true,
+  onDecision: true,
+  id: true,
+  now: true,
+} as const satisfies Record<Exclude<keyof ToolLoopGuardOptions<unknown>, keyof LoopwatchConfig>, true>;
+const GUARD_KEYS: ReadonlySet<string> = new Set(Object.keys(GUARD_KEY_SET));
 const ACTIONS: readonly GuardAction[] = ['graduated', 'hint', 'abort'];
 
 /** Splits guard options from engine configuration and validates both (at setup, never inside a call). */

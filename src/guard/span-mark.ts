@@ -19,14 +19,12 @@ export interface GuardMark {
 }
 
 // Keyed by the span object, so only the processor's own tool span can pick a mark up, and it is
-// collected with the span. Global so that the ESM and CommonJS builds, loaded side by side, share it.
-// `unread` counts marks set and not taken yet: while it is 0 (no guard in the app, or none of its
-// marks pending) the processor skips the lookup on every tool call.
-const REGISTRY = Symbol.for('loopwatch.guard.span-marks.v2');
+// collected with the span. Global so that the ESM and CommonJS builds, loaded side by side, share it
+// (the key is versioned with the registry's shape).
+const REGISTRY = Symbol.for('loopwatch.guard.span-marks.v3');
 
 interface Registry {
   readonly marks: WeakMap<object, GuardMark>;
-  unread: number;
 }
 
 let cached: Registry | undefined;
@@ -36,7 +34,7 @@ function registry(): Registry {
   const g = globalThis as unknown as Record<symbol, Registry | undefined>;
   let r = g[REGISTRY];
   if (!r) {
-    r = { marks: new WeakMap(), unread: 0 };
+    r = { marks: new WeakMap() };
     g[REGISTRY] = r;
   }
   cached = r;
@@ -56,19 +54,13 @@ export function activeSpan(): { readonly span: object; readonly traceId: string;
 }
 
 export function markSpan(span: object, mark: GuardMark): void {
-  const r = registry();
-  if (!r.marks.has(span)) r.unread++;
-  r.marks.set(span, mark);
+  registry().marks.set(span, mark);
 }
 
 /** The guard's mark on `span`, removed as it is read (a span is evaluated once). */
 export function takeGuardMark(span: object): GuardMark | undefined {
-  const r = registry();
-  if (r.unread === 0) return undefined;
-  const mark = r.marks.get(span);
-  if (mark) {
-    r.marks.delete(span);
-    r.unread--;
-  }
+  const marks = registry().marks;
+  const mark = marks.get(span);
+  if (mark) marks.delete(span);
   return mark;
 }

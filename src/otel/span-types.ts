@@ -1,4 +1,4 @@
-import type { Context, HrTime, SpanContext } from '@opentelemetry/api';
+import { trace, type Context, type HrTime, type SpanContext } from '@opentelemetry/api';
 import type { SpanView } from '../conventions/types.js';
 
 /**
@@ -44,4 +44,16 @@ export function parentIdOf(span: ReadableToolSpan): string | undefined {
 export function isLocalRoot(span: ReadableToolSpan): boolean {
   if (span.parentSpanContext) return span.parentSpanContext.isRemote === true;
   return span.parentSpanId === undefined || span.parentSpanId === '';
+}
+
+/** A span loopwatch may write on later: what the event on the open parent needs. */
+export interface AnnotatableSpan {
+  addEvent(name: string, attributes?: Record<string, string | number | boolean | string[]>): unknown;
+  isRecording(): boolean;
+}
+
+/** The parent span of a span starting in `parentContext`, when that is the span `parentId`. */
+export function parentSpanOf(parentContext: Context | undefined, parentId: string | undefined): AnnotatableSpan | undefined {
+  const parent = parentContext !== undefined ? trace.getSpan(parentContext) : undefined;
+  return parent && parent.spanContext().spanId === parentId ? (parent as unknown as AnnotatableSpan) : undefined;
 }

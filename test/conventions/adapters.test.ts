@@ -112,7 +112,7 @@ describe('customAdapter', () => {
 
   it('contains a throwing mapping (the value counts as absent) and tells diag once', () => {
     const errors: string[] = [];
-    diag.setLogger({ error: (m) => errors.push(m), warn: () => undefined, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.ERROR);
+    diag.setLogger({ error: (...m: unknown[]) => errors.push(m.join(' ')), warn: () => undefined, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.ERROR);
     const a = customAdapter({
       name: 'acme',
       toolSpan: () => {

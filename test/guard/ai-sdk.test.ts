@@ -207,7 +207,7 @@ describe('guarded AI SDK tools (ai v6, MockLanguageModelV3)', () => {
   it('warns once when the guard stops a run whose generateText was not given guard.signal; no tool runs again', async () => {
     await new Promise((r) => setTimeout(r, 5)); // let checks pending from earlier tests finish first
     const warnings: string[] = [];
-    diag.setLogger({ error: () => undefined, warn: (m) => warnings.push(m), info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
+    diag.setLogger({ error: () => undefined, warn: (...m: unknown[]) => warnings.push(m.join(' ')), info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
     const executed: string[] = [];
     const guard = new ToolLoopGuard({ action: 'abort' });
     const { model, steps } = loopingModel(orderLoop, { listens: false });

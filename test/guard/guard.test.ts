@@ -13,8 +13,8 @@ function captureDiag(): { errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const warnings: string[] = [];
   const logger: DiagLogger = {
-    error: (m) => errors.push(m),
-    warn: (m) => warnings.push(m),
+    error: (...m: unknown[]) => errors.push(m.join(' ')),
+    warn: (...m: unknown[]) => warnings.push(m.join(' ')),
     info: () => undefined,
     debug: () => undefined,
     verbose: () => undefined,

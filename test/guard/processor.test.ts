@@ -102,7 +102,7 @@ describe('guard + processor on ai.toolCall spans', () => {
 describe('guard + processor: one signal is enough', () => {
   it("with only the processor's abortSignal() wired, the guard's block still ends generateText, without a warning", async () => {
     const warnings: string[] = [];
-    diag.setLogger({ error: () => undefined, warn: (m) => warnings.push(m), info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
+    diag.setLogger({ error: () => undefined, warn: (...m: unknown[]) => warnings.push(m.join(' ')), info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
     const hh = (h = harness());
     const guard = new ToolLoopGuard({ engine: hh.loops.engine, action: 'abort' });
     let executions = 0;

@@ -187,7 +187,7 @@ describe('LoopDetectionSpanProcessor on SDK 2.x (BasicTracerProvider)', () => {
   it('a throwing onLoop never reaches the app: spans exported, loop still stopped, diag told', () => {
     const errors: string[] = [];
     const logger: DiagLogger = {
-      error: (m) => errors.push(m),
+      error: (...m: unknown[]) => errors.push(m.join(' ')),
       warn: () => undefined,
       info: () => undefined,
       debug: () => undefined,
@@ -213,7 +213,7 @@ describe('LoopDetectionSpanProcessor on SDK 2.x (BasicTracerProvider)', () => {
 
   it('a rejecting async onLoop is contained too', async () => {
     const errors: string[] = [];
-    diag.setLogger({ error: (m) => errors.push(m), warn: () => undefined, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.ERROR);
+    diag.setLogger({ error: (...m: unknown[]) => errors.push(m.join(' ')), warn: () => undefined, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.ERROR);
     try {
       const h = harness({ onLoop: async () => Promise.reject(new Error('async boom')) });
       runAgent(h, searchLoop);

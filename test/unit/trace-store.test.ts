@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TraceStore } from '../../src/state/trace-store.js';
+import { TraceStore } from '../../src/processor/trace-store.js';
 
 interface State {
   touched: number;

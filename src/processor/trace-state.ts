@@ -1,14 +1,11 @@
+import type { Context } from '@opentelemetry/api';
 import type { ConventionAdapter } from '../conventions/types.js';
 import type { DeferredTrace } from '../detector/deferred-trace.js';
-import type { ToolLoopError } from '../errors.js';
+import type { LoopDetection } from '../detector/types.js';
+import { ToolLoopError } from '../errors.js';
+import { callContained } from '../otel/diag.js';
 import { SmallMap } from './small-map.js';
 import type { Touchable } from './trace-store.js';
-
-/** A span loopwatch may annotate later: only what the fallback path needs. */
-export interface AnnotatableSpan {
-  addEvent(name: string, attributes?: Record<string, string | number | boolean | string[]>): unknown;
-  isRecording(): boolean;
-}
 
 /**
  * Prompt and agent names an open span carries or inherited. One record is shared by a named span
@@ -19,40 +16,48 @@ export interface SpanNames {
   readonly agent: string | undefined;
 }
 
-/** A tool span that has started and not yet been evaluated. */
-export interface OpenToolCall {
+/** A tool span that has started: what its start decided about the call it will be. */
+export interface StartedToolSpan {
+  /** The adapter that claimed it. */
   readonly adapter: ConventionAdapter;
+  /** 1-based, by start time. */
   readonly callIndex: number;
   readonly batch: string;
+  /**
+   * Known at its start for a span that starts and ends at once (a leaf, or one claimed only at its
+   * end: it never stays open); otherwise the batch is left when the span ends.
+   */
+  readonly batchComplete: boolean | undefined;
   readonly parentId: string | undefined;
-  /** The open parent span: where the event goes on SDKs without `onEnding`. */
-  readonly parent: AnnotatableSpan | undefined;
+  /** Where its parent span is found (for its names now, and for the event on SDKs without `onEnding`). */
+  readonly parentContext: Context | undefined;
   /** The names the span inherited from its parent when it started. */
   readonly inherited: SpanNames | undefined;
 }
 
 /** Parallel tool calls under one parent: a batch stays open while any of its calls runs. */
-export interface OpenBatch {
+interface OpenBatch {
   readonly key: string;
   open: number;
 }
 
-/** The keys of a trace's first batches, made once (turning the number into a string showed in profiles). */
-const SMALL_BATCH_KEYS: readonly string[] = Array.from({ length: 64 }, (_, n) => String(n));
+/** The key of the batch of tool calls made directly under the trace's (local) root. */
+const ROOT_BATCHES = '-';
 
 /**
  * Everything the processor keeps for one trace; created on the first span that matters (a tool
  * span, a span with a prompt or agent name, or `abortSignal()`). Small on purpose: one of these
- * lives per active trace, its maps are made when first needed, and the engine's history only at
+ * lives per active trace, its tables are made when first needed, and the engine's state only at
  * the first tool call.
  *
  * Names are inherited from the nearest named ancestor. Only spans that can pass names on are
- * recorded: named spans when they start, and an unnamed span when its first child starts (its
- * own parent is then recorded already, by induction). Leaf spans, most spans of a trace, are
- * never recorded, so a span that is neither a tool call nor named costs two map lookups.
+ * recorded: named spans when they start, and an unnamed span when its first child that matters
+ * starts (its own parent is then recorded already, by induction). Leaf spans, most spans of a
+ * trace, are never recorded.
  */
 export class TraceState implements Touchable {
   touched = 0;
+  /** The engine's state for this trace (made at its first tool call). */
   detector: DeferredTrace | undefined;
   nextCallIndex = 0;
   private batchSeq = 0;
@@ -60,18 +65,18 @@ export class TraceState implements Touchable {
   private batches: SmallMap<OpenBatch> | undefined;
   /** Names of open spans that carry or pass on a prompt or agent name, by span id. */
   private names: SmallMap<SpanNames> | undefined;
-  /** Tool calls started and not yet evaluated, by span id. */
-  open: SmallMap<OpenToolCall> | undefined;
-  /** The names of the span that started (or, for late names, ended) most recently. */
+  /** Tool spans started and not ended yet, by span id. */
+  private open: SmallMap<StartedToolSpan> | undefined;
+  /** The names of the span that started (or, for names set late, ended) most recently. */
   lastPrompt: string | undefined;
   lastAgent: string | undefined;
-  controller: AbortController | undefined;
+  private controller: AbortController | undefined;
   /** Set by the first critical detection: a signal asked for later starts out aborted. */
-  stopped: ToolLoopError | undefined;
+  private stopped: ToolLoopError | undefined;
 
   /** Joins the open batch of `parentId`, or opens a new one. */
   joinBatch(parentId: string | undefined): string {
-    const parent = parentId ?? '-';
+    const parent = parentId ?? ROOT_BATCHES;
     const batches = (this.batches ??= new SmallMap());
     const current = batches.get(parent);
     if (current && current.open > 0) {
@@ -88,27 +93,26 @@ export class TraceState implements Touchable {
    * `parentId`, which it joins and leaves, not the last to end; or undefined when none is open.
    */
   openBatchOf(parentId: string | undefined): string | undefined {
-    const batch = this.batches?.get(parentId ?? '-');
+    const batch = this.batches?.get(parentId ?? ROOT_BATCHES);
     return batch !== undefined && batch.open > 0 ? batch.key : undefined;
   }
 
   /** A batch of its own, for such a call when no batch is open (and for `joinBatch`). */
   newBatchKey(): string {
     // unique in the trace: only compared with other keys of this trace
-    const n = this.batchSeq++;
-    return n < SMALL_BATCH_KEYS.length ? (SMALL_BATCH_KEYS[n] as string) : String(n);
+    return String(this.batchSeq++);
   }
 
   /** A call of the batch ended; true when it was the last one still running. */
   leaveBatch(parentId: string | undefined, key: string): boolean {
-    const batch = this.batches?.get(parentId ?? '-');
+    const batch = this.batches?.get(parentId ?? ROOT_BATCHES);
     if (!batch || batch.key !== key) return true;
     batch.open = Math.max(0, batch.open - 1);
     return batch.open === 0;
   }
 
   /** A span with these names (its own or inherited) started: they are the trace's latest. */
-  notice(names: SpanNames): void {
+  setLatestNames(names: SpanNames): void {
     if (names.prompt !== undefined) this.lastPrompt = names.prompt;
     if (names.agent !== undefined) this.lastAgent = names.agent;
   }
@@ -118,38 +122,62 @@ export class TraceState implements Touchable {
     return spanId !== undefined && this.names !== undefined ? this.names.get(spanId) : undefined;
   }
 
-  record(spanId: string, names: SpanNames): void {
+  recordNames(spanId: string, names: SpanNames): void {
     (this.names ??= new SmallMap()).set(spanId, names);
   }
 
+  /** The trace has names, and none are recorded for `parentId` yet (it may pass on its parent's). */
+  lacksNamesOf(parentId: string): boolean {
+    return this.names !== undefined && !this.names.has(parentId);
+  }
+
   /**
-   * A span that is neither a tool call nor named started under `parentId`, whose own parent is
-   * `grandparentId`: if the parent is not recorded yet, it is now (it has a child, so it may
-   * pass names on), with what it inherits.
+   * `parentId` has a child now, so it may pass names on: it is recorded with the names of its own
+   * parent, `grandparentId`, if those are recorded.
    */
-  passOn(parentId: string, grandparentId: string | undefined): void {
+  recordInheritedNames(parentId: string, grandparentId: string | undefined): void {
     const names = this.names;
     if (names === undefined || names.has(parentId)) return;
     const inherited = grandparentId !== undefined ? names.get(grandparentId) : undefined;
     if (inherited !== undefined) names.set(parentId, inherited);
   }
 
-  /** The parent has a record (or the trace has no names at all): nothing to pass on. */
-  knows(parentId: string): boolean {
-    return this.names === undefined || this.names.has(parentId);
+  addOpenToolSpan(spanId: string, started: StartedToolSpan): void {
+    (this.open ??= new SmallMap()).set(spanId, started);
   }
 
-  /** The tool call of `spanId` is evaluated; the table goes when empty (most of a trace's life). */
-  forgetCall(spanId: string): void {
+  /** The tool span `spanId` ends: its start record, removed (the table goes when empty, most of a trace's life). */
+  takeOpenToolSpan(spanId: string): StartedToolSpan | undefined {
     const open = this.open;
-    if (open === undefined) return;
+    if (open === undefined) return undefined;
+    const started = open.get(spanId);
+    if (started === undefined) return undefined;
     open.delete(spanId);
     if (open.empty) this.open = undefined;
+    return started;
   }
 
   /** A span ended: all its children have started, its batch of tool calls is over. */
-  forgetSpan(spanId: string): void {
+  forgetEndedSpan(spanId: string): void {
     if (this.batches !== undefined) this.batches.delete(spanId);
     if (this.names !== undefined) this.names.delete(spanId);
+  }
+
+  /** The signal `abortSignal()` hands out for this trace; aborted already if the trace was stopped. */
+  signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.stopped) this.controller.abort(this.stopped);
+    }
+    return this.controller.signal;
+  }
+
+  /** A critical loop: the trace's signal aborts with a `ToolLoopError` (once; a throwing abort listener is contained). */
+  stop(detection: LoopDetection): void {
+    if (this.stopped) return;
+    const error = new ToolLoopError(detection);
+    this.stopped = error;
+    const controller = this.controller;
+    if (controller) callContained('an abort listener', () => controller.abort(error), undefined);
   }
 }

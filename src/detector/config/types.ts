@@ -1,0 +1,89 @@
+import type { RuleKey } from '../rules.js';
+import type { ThresholdInput, Thresholds } from '../thresholds.js';
+import type { Mode } from '../types.js';
+
+/** Thresholds per rule, by the rule's key (see `RULES`). */
+export type RuleThresholdsInput = { readonly [K in RuleKey]?: ThresholdInput };
+
+export type RuleThresholds = Readonly<Record<RuleKey, Thresholds>>;
+
+/**
+ * `poller`: expected to be called again and again (status checks, log tails): higher thresholds.
+ * `wait`: sleeps and delays: invisible to the other rules, only a long run of them is flagged.
+ * `exempt`: never flagged. `normal`: the defaults.
+ */
+export const TOOL_ROLES = ['normal', 'poller', 'wait', 'exempt'] as const;
+export type ToolRole = (typeof TOOL_ROLES)[number];
+
+export interface VolatileKeysInput {
+  readonly arguments?: readonly string[];
+  readonly result?: readonly string[];
+}
+
+export interface ToolOverride {
+  readonly role?: ToolRole;
+  readonly thresholds?: RuleThresholdsInput;
+  /** Extra member names ignored in this tool's arguments / results. */
+  readonly volatileKeys?: VolatileKeysInput;
+}
+
+export interface RoleInput {
+  /** Tool-name patterns (regular expressions) that give a tool this role. Replaces the default list. */
+  readonly match?: ReadonlyArray<string | RegExp>;
+  readonly thresholds?: RuleThresholdsInput;
+}
+
+export interface LoopwatchConfig {
+  readonly mode?: Mode;
+  readonly thresholds?: RuleThresholdsInput;
+  /** Thresholds used when arguments or results are not captured (the stricter of these and the rule's). */
+  readonly evidence?: {
+    readonly argumentsOnly?: ThresholdInput;
+    readonly nameOnly?: ThresholdInput;
+  };
+  readonly cycle?: { readonly maxPeriod?: number };
+  /** Repetitions this far apart in time (idle gap) count for `weight` only: spaced-out polls. */
+  readonly spacing?: { readonly idleMs?: number; readonly weight?: number };
+  /** Calls with new arguments a streak survives (a loop with one unrelated call in it). */
+  readonly gapBudget?: number;
+  /** Tool calls remembered per trace. */
+  readonly historySize?: number;
+  readonly roles?: {
+    readonly poller?: RoleInput;
+    readonly wait?: RoleInput;
+    readonly exempt?: RoleInput;
+  };
+  /** Per-tool overrides; keys are tool names, `*` matches any run of characters. */
+  readonly tools?: Readonly<Record<string, ToolOverride>>;
+  /** Member names ignored everywhere, added to the built-in lists. */
+  readonly volatileKeys?: VolatileKeysInput;
+  /** When set, a call to any other tool name counts as a call to a tool that does not exist. */
+  readonly knownTools?: readonly string[];
+}
+
+export interface ResolvedRole {
+  readonly match: readonly RegExp[];
+  readonly thresholds: RuleThresholdsInput;
+}
+
+export interface ResolvedToolOverride {
+  readonly pattern: string;
+  readonly matcher: RegExp | undefined;
+  readonly override: ToolOverride;
+}
+
+export interface ResolvedConfig {
+  /** Brand: this object came out of `resolveConfig` and is validated. */
+  readonly resolved: true;
+  readonly mode: Mode;
+  readonly thresholds: RuleThresholds;
+  readonly evidence: { readonly argumentsOnly: Thresholds; readonly nameOnly: Thresholds };
+  readonly maxPeriod: number;
+  readonly spacing: { readonly idleMs: number; readonly weight: number };
+  readonly gapBudget: number;
+  readonly historySize: number;
+  readonly roles: { readonly poller: ResolvedRole; readonly wait: ResolvedRole; readonly exempt: ResolvedRole };
+  readonly tools: readonly ResolvedToolOverride[];
+  readonly volatileKeys: { readonly arguments: readonly string[]; readonly result: readonly string[] };
+  readonly knownTools: ReadonlySet<string> | undefined;
+}

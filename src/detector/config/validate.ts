@@ -1,0 +1,211 @@
+import { RULE_KEYS } from '../rules.js';
+import { TOOL_ROLES, type LoopwatchConfig } from './types.js';
+
+/**
+ * Validation: configuration arrives from YAML files and environment variables as well as code, so
+ * every key is checked and every problem is reported with its path.
+ */
+
+/** One problem in a configuration, with the path of the key it is about. */
+export interface ConfigIssue {
+  readonly path: ReadonlyArray<string | number>;
+  readonly message: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly issues: readonly ConfigIssue[]) {
+    super(issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join('; '));
+  }
+}
+
+export function formatPath(path: ReadonlyArray<string | number>): string {
+  if (path.length === 0) return '(config)';
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+}
+
+/** The top-level keys, checked against `LoopwatchConfig` by the compiler (one entry per key). */
+const CONFIG_KEY_SET = {
+  mode: true,
+  thresholds: true,
+  evidence: true,
+  cycle: true,
+  spacing: true,
+  gapBudget: true,
+  historySize: true,
+  roles: true,
+  tools: true,
+  volatileKeys: true,
+  knownTools: true,
+} as const satisfies Record<keyof LoopwatchConfig, true>;
+const CONFIG_KEYS = Object.keys(CONFIG_KEY_SET);
+
+type Path = ReadonlyArray<string | number>;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof RegExp);
+}
+
+function checkKeys(v: Record<string, unknown>, allowed: readonly string[], path: Path, issues: ConfigIssue[]): void {
+  for (const key of Object.keys(v)) {
+    if (!allowed.includes(key)) {
+      issues.push({ path: [...path, key], message: `unknown key (expected one of: ${allowed.join(', ')})` });
+    }
+  }
+}
+
+function checkNumber(
+  v: unknown,
+  path: Path,
+  issues: ConfigIssue[],
+  opts: { min: number; integer?: boolean; max?: number; nullable?: boolean },
+): void {
+  if (v === undefined) return;
+  if (v === null && opts.nullable) return;
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
+    issues.push({ path, message: `expected a number${opts.nullable ? ' or null' : ''}, got ${describe(v)}` });
+    return;
+  }
+  if (opts.integer && !Number.isInteger(v)) issues.push({ path, message: `expected a whole number, got ${v}` });
+  if (v < opts.min) issues.push({ path, message: `must be at least ${opts.min}, got ${v}` });
+  if (opts.max !== undefined && v > opts.max) issues.push({ path, message: `must be at most ${opts.max}, got ${v}` });
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'string') return `"${v.length > 40 ? `${v.slice(0, 40)}…` : v}"`;
+  return typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`;
+}
+
+function checkThreshold(v: unknown, path: Path, issues: ConfigIssue[]): void {
+  if (v === undefined) return;
+  if (!isRecord(v)) {
+    issues.push({ path, message: `expected { warning, critical }, got ${describe(v)}` });
+    return;
+  }
+  checkKeys(v, ['warning', 'critical'], path, issues);
+  checkNumber(v.warning, [...path, 'warning'], issues, { min: 1, nullable: true });
+  checkNumber(v.critical, [...path, 'critical'], issues, { min: 1, nullable: true });
+  if (typeof v.warning === 'number' && typeof v.critical === 'number' && v.warning > v.critical) {
+    issues.push({ path, message: `warning (${v.warning}) must not be above critical (${v.critical})` });
+  }
+}
+
+function checkRuleThresholds(v: unknown, path: Path, issues: ConfigIssue[]): void {
+  if (v === undefined) return;
+  if (!isRecord(v)) {
+    issues.push({ path, message: `expected a map of rule thresholds, got ${describe(v)}` });
+    return;
+  }
+  checkKeys(v, RULE_KEYS, path, issues);
+  for (const key of RULE_KEYS) checkThreshold(v[key], [...path, key], issues);
+}
+
+function checkStringList(v: unknown, path: Path, issues: ConfigIssue[], allowRegExp = false): void {
+  if (v === undefined) return;
+  if (!Array.isArray(v)) {
+    issues.push({ path, message: `expected a list of strings, got ${describe(v)}` });
+    return;
+  }
+  v.forEach((item, i) => {
+    if (allowRegExp && item instanceof RegExp) return;
+    if (typeof item !== 'string') {
+      issues.push({ path: [...path, i], message: `expected a string, got ${describe(item)}` });
+      return;
+    }
+    if (allowRegExp) {
+      try {
+        new RegExp(item);
+      } catch (e) {
+        issues.push({ path: [...path, i], message: `invalid regular expression: ${(e as Error).message}` });
+      }
+    }
+  });
+}
+
+function checkVolatileKeys(v: unknown, path: Path, issues: ConfigIssue[]): void {
+  if (v === undefined) return;
+  if (!isRecord(v)) {
+    issues.push({ path, message: `expected { arguments, result }, got ${describe(v)}` });
+    return;
+  }
+  checkKeys(v, ['arguments', 'result'], path, issues);
+  checkStringList(v.arguments, [...path, 'arguments'], issues);
+  checkStringList(v.result, [...path, 'result'], issues);
+}
+
+/** Every problem in `config`, each with its key path; empty when the configuration is valid. */
+export function validateConfig(config: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  if (config === undefined || config === null) return issues;
+  if (!isRecord(config)) return [{ path: [], message: `expected a map of settings, got ${describe(config)}` }];
+  checkKeys(config, CONFIG_KEYS, [], issues);
+  if (config.mode !== undefined && config.mode !== 'enforce' && config.mode !== 'observe') {
+    issues.push({ path: ['mode'], message: `expected "enforce" or "observe", got ${describe(config.mode)}` });
+  }
+  checkRuleThresholds(config.thresholds, ['thresholds'], issues);
+  if (config.evidence !== undefined) {
+    if (!isRecord(config.evidence)) issues.push({ path: ['evidence'], message: `expected a map, got ${describe(config.evidence)}` });
+    else {
+      checkKeys(config.evidence, ['argumentsOnly', 'nameOnly'], ['evidence'], issues);
+      checkThreshold(config.evidence.argumentsOnly, ['evidence', 'argumentsOnly'], issues);
+      checkThreshold(config.evidence.nameOnly, ['evidence', 'nameOnly'], issues);
+    }
+  }
+  if (config.cycle !== undefined) {
+    if (!isRecord(config.cycle)) issues.push({ path: ['cycle'], message: `expected a map, got ${describe(config.cycle)}` });
+    else {
+      checkKeys(config.cycle, ['maxPeriod'], ['cycle'], issues);
+      checkNumber(config.cycle.maxPeriod, ['cycle', 'maxPeriod'], issues, { min: 2, max: 16, integer: true });
+    }
+  }
+  if (config.spacing !== undefined) {
+    if (!isRecord(config.spacing)) issues.push({ path: ['spacing'], message: `expected a map, got ${describe(config.spacing)}` });
+    else {
+      checkKeys(config.spacing, ['idleMs', 'weight'], ['spacing'], issues);
+      checkNumber(config.spacing.idleMs, ['spacing', 'idleMs'], issues, { min: 0 });
+      checkNumber(config.spacing.weight, ['spacing', 'weight'], issues, { min: 0, max: 1 });
+    }
+  }
+  checkNumber(config.gapBudget, ['gapBudget'], issues, { min: 0, max: 8, integer: true });
+  checkNumber(config.historySize, ['historySize'], issues, { min: 8, max: 4096, integer: true });
+  if (config.roles !== undefined) {
+    if (!isRecord(config.roles)) issues.push({ path: ['roles'], message: `expected a map, got ${describe(config.roles)}` });
+    else {
+      checkKeys(config.roles, ['poller', 'wait', 'exempt'], ['roles'], issues);
+      for (const name of ['poller', 'wait', 'exempt'] as const) {
+        const r = config.roles[name];
+        if (r === undefined) continue;
+        if (!isRecord(r)) {
+          issues.push({ path: ['roles', name], message: `expected { match, thresholds }, got ${describe(r)}` });
+          continue;
+        }
+        checkKeys(r, ['match', 'thresholds'], ['roles', name], issues);
+        checkStringList(r.match, ['roles', name, 'match'], issues, true);
+        checkRuleThresholds(r.thresholds, ['roles', name, 'thresholds'], issues);
+      }
+    }
+  }
+  if (config.tools !== undefined) {
+    if (!isRecord(config.tools)) issues.push({ path: ['tools'], message: `expected a map of tool names, got ${describe(config.tools)}` });
+    else {
+      for (const [tool, o] of Object.entries(config.tools)) {
+        const path = ['tools', tool];
+        if (!isRecord(o)) {
+          issues.push({ path, message: `expected { role, thresholds, volatileKeys }, got ${describe(o)}` });
+          continue;
+        }
+        checkKeys(o, ['role', 'thresholds', 'volatileKeys'], path, issues);
+        if (o.role !== undefined && !(TOOL_ROLES as readonly unknown[]).includes(o.role)) {
+          issues.push({ path: [...path, 'role'], message: `expected one of ${TOOL_ROLES.join(', ')}, got ${describe(o.role)}` });
+        }
+        checkRuleThresholds(o.thresholds, [...path, 'thresholds'], issues);
+        checkVolatileKeys(o.volatileKeys, [...path, 'volatileKeys'], issues);
+      }
+    }
+  }
+  checkVolatileKeys(config.volatileKeys, ['volatileKeys'], issues);
+  checkStringList(config.knownTools, ['knownTools'], issues);
+  return issues;
+}

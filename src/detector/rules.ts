@@ -1,0 +1,224 @@
+import {
+  changingOutput,
+  errorClass,
+  identicalCalls,
+  repeatedFailure,
+  sameResult,
+  unknownTool,
+  type Evidence,
+  type MeasureCall,
+} from './call-rules.js';
+import type { ThresholdInput, Thresholds } from './thresholds.js';
+
+/**
+ * Every loop rule, in one list: adding a rule is adding an entry here (and its measurement, for a
+ * per-call rule, in `call-rules.ts`). The rule names, the configuration keys and their defaults,
+ * the rules a tool's role runs, the lowest level of a tool's policy and every sentence about a
+ * rule are read from this list.
+ */
+
+/** Families of loops (the `loop.kind` contract: dashboards and alerts group by these strings). */
+export type LoopKind = 'repeat' | 'no_progress' | 'cycle' | 'error_pattern' | 'unknown_tool';
+
+/** Facts a detection message may use: names, counts and classes, never argument or result content. */
+export interface DetectionFacts {
+  readonly toolName: string;
+  readonly count: number;
+  readonly evidence: Evidence;
+  readonly distinctArgs?: number;
+  readonly errorLabel?: string;
+  readonly cycleTools?: readonly string[];
+}
+
+/** Facts the dispatcher guard tells the model about a loop it refuses to continue. */
+export interface HistoryFacts {
+  readonly toolName: string;
+  /** Repetitions that really happened before this attempt (calls, failures or laps). */
+  readonly before: number;
+  readonly cycleTools?: readonly string[];
+  /** The result was captured, so "the same result" can be said. */
+  readonly sameResultKnown: boolean;
+}
+
+export interface RuleSpec<Name extends string = string, Key extends string = string> {
+  /** `loop.rule` and `LoopDetection.rule`. */
+  readonly name: Name;
+  readonly kind: LoopKind;
+  /** The key of its thresholds in the configuration (`thresholds.<key>`, per role and per tool). */
+  readonly thresholdKey: Key;
+  /** What its thresholds count (for the reference). */
+  readonly counts: 'calls' | 'laps' | 'failures';
+  readonly defaults: Thresholds;
+  /** Defaults for tools in the `poller` role; absent: the rule's own defaults. */
+  readonly poller?: ThresholdInput;
+  /** Defaults for tools in the `wait` role. Wait tools run only the rules that have these. */
+  readonly wait?: ThresholdInput;
+  /**
+   * Per-call rules measure each call (`call-rules.ts`); the cycle rule, without one, is measured
+   * on completed steps by the trace detector.
+   */
+  readonly measure?: MeasureCall;
+  /** The detection's message. */
+  message(f: DetectionFacts): string;
+  /** What already happened, as one clause (the guard's hint and decision messages). */
+  summary(f: HistoryFacts): string;
+  /** What the model should do instead (the guard's hint). */
+  readonly advice: string;
+}
+
+/** One entry, with its name and key kept as literal types (they make `RuleName` and `RuleKey`). */
+function rule<const Name extends string, const Key extends string>(spec: RuleSpec<Name, Key>): RuleSpec<Name, Key> {
+  return spec;
+}
+
+const EVIDENCE_NOTE: Record<Evidence, string> = {
+  'arguments+result': '',
+  arguments: ' (results are not captured, so this rests on arguments only)',
+  result: ' (arguments are not captured, so this rests on results only)',
+  name: ' (arguments and results are not captured, so this rests on the tool name only)',
+};
+
+const times = (n: number): string => (n === 1 ? 'once' : n === 2 ? 'twice' : `${n} times`);
+const quoted = (name: string): string => `'${name}'`;
+const cyclePath = (tools: readonly string[] | undefined): string => (tools ?? []).map(quoted).join(' → ');
+
+const NOTHING_NEW =
+  'Running it again will not give you anything new: use the results you already have, try different arguments or another tool, or tell the user what is blocking you.';
+const WILL_FAIL_AGAIN = 'Retrying it unchanged will fail again: change the arguments, use another tool, or report the failure to the user.';
+
+export const RULES = [
+  rule({
+    name: 'identical_calls',
+    kind: 'repeat',
+    thresholdKey: 'repeat',
+    counts: 'calls',
+    // Two identical calls with identical results can be a deliberate re-check; a third is the
+    // earliest point every surveyed agent runtime intervenes; two more after the hint show it did
+    // not work. A poller's status that does not move for 8 polls is worth a hint; waits and sleeps
+    // are judged by this rule alone, and only a long run of them is a loop.
+    defaults: { warning: 3, critical: 5 },
+    poller: { warning: 8, critical: 15 },
+    wait: { warning: 20, critical: 40 },
+    measure: identicalCalls,
+    message: (f) => {
+      const tool = quoted(f.toolName);
+      if (f.evidence === 'arguments+result') return `${tool} was called ${f.count} times with identical arguments and returned the same result each time`;
+      if (f.evidence === 'arguments') return `${tool} was called ${f.count} times with identical arguments${EVIDENCE_NOTE[f.evidence]}`;
+      if (f.evidence === 'result') return `${tool} returned the same result ${f.count} times${EVIDENCE_NOTE[f.evidence]}`;
+      return `${tool} was called ${f.count} times in a row${EVIDENCE_NOTE[f.evidence]}`;
+    },
+    summary: (f) =>
+      f.sameResultKnown
+        ? `${quoted(f.toolName)} already ran ${times(f.before)} with these exact arguments and returned the same result each time`
+        : `${quoted(f.toolName)} already ran ${times(f.before)} with these exact arguments`,
+    advice: NOTHING_NEW,
+  }),
+  rule({
+    name: 'changing_output',
+    kind: 'repeat',
+    thresholdKey: 'changingOutput',
+    counts: 'calls',
+    // Output that changes is normally progress (debugger stepping, growing logs): only a run far
+    // longer than honest stepping is a loop (`date` 62 times).
+    defaults: { warning: 25, critical: 50 },
+    poller: { warning: 60, critical: 120 },
+    measure: changingOutput,
+    message: (f) => `${quoted(f.toolName)} was called ${f.count} times with identical arguments; its output changed every time, but the agent never moved on`,
+    summary: (f) => `${quoted(f.toolName)} already ran ${times(f.before)} with these exact arguments; its output keeps changing but nothing moves forward`,
+    advice: NOTHING_NEW,
+  }),
+  rule({
+    name: 'same_result',
+    kind: 'no_progress',
+    thresholdKey: 'noProgress',
+    counts: 'calls',
+    // Different arguments with the same informative answer: one more than a repeat, because
+    // reformulating a query twice is normal and a date or id scan can legitimately return the
+    // same "nothing found" a few times.
+    defaults: { warning: 4, critical: 6 },
+    poller: { warning: 8, critical: 15 },
+    measure: sameResult,
+    message: (f) =>
+      `${quoted(f.toolName)} returned the same result to ${f.count} calls with ${f.distinctArgs ?? 2} different arguments: rephrasing is not getting anywhere`,
+    summary: (f) => `${quoted(f.toolName)} already returned the same result to ${f.before} calls with different arguments`,
+    advice: NOTHING_NEW,
+  }),
+  rule({
+    name: 'cycle',
+    kind: 'cycle',
+    thresholdKey: 'cycle',
+    counts: 'laps',
+    // Two laps are a legitimate two-pass batch; a third lap with identical results is a loop;
+    // stopping one lap later costs only one period.
+    defaults: { warning: 3, critical: 4 },
+    poller: { warning: 6, critical: 12 },
+    message: (f) =>
+      `a cycle of ${f.cycleTools?.length ?? 0} steps (${cyclePath(f.cycleTools)}) repeated ${f.count} times with the same results${EVIDENCE_NOTE[f.evidence]}`,
+    summary: (f) => `the same ${f.cycleTools?.length ?? 0} steps (${cyclePath(f.cycleTools)}) already repeated ${times(f.before)} with the same results`,
+    advice: 'Step back and try a different approach, or tell the user what is blocking you.',
+  }),
+  rule({
+    name: 'repeated_failure',
+    kind: 'error_pattern',
+    thresholdKey: 'repeatedFailure',
+    counts: 'failures',
+    // A transient failure retried once or twice and then succeeding is normal.
+    defaults: { warning: 3, critical: 5 },
+    measure: repeatedFailure,
+    message: (f) => `${quoted(f.toolName)} failed ${f.count} times with the same arguments`,
+    summary: (f) => `${quoted(f.toolName)} already failed ${times(f.before)} with these exact arguments`,
+    advice: WILL_FAIL_AGAIN,
+  }),
+  rule({
+    name: 'error_class',
+    kind: 'error_pattern',
+    thresholdKey: 'errorClass',
+    counts: 'failures',
+    // Different arguments failing the same way is trial and error for a while.
+    defaults: { warning: 4, critical: 8 },
+    measure: errorClass,
+    message: (f) =>
+      `${quoted(f.toolName)} failed ${f.count} times with the same error${f.errorLabel ? ` (${f.errorLabel})` : ''}${
+        f.distinctArgs && f.distinctArgs > 1 ? ` over ${f.distinctArgs} different arguments` : ''
+      }`,
+    summary: (f) => `${quoted(f.toolName)} already failed ${times(f.before)} with the same error`,
+    advice: WILL_FAIL_AGAIN,
+  }),
+  rule({
+    name: 'unknown_tool',
+    kind: 'unknown_tool',
+    thresholdKey: 'unknownTool',
+    counts: 'calls',
+    // A tool that does not exist never starts to exist.
+    defaults: { warning: 2, critical: 3 },
+    measure: unknownTool,
+    message: (f) => `the agent called ${quoted(f.toolName)}, a tool that does not exist, ${f.count} times`,
+    summary: (f) => `${quoted(f.toolName)} is not an available tool (tried ${times(f.before)} already)`,
+    advice: 'Use only the tools you were given.',
+  }),
+] as const;
+
+/** The rule that produced a detection: a finer split of `kind`, for messages and tuning. */
+export type RuleName = (typeof RULES)[number]['name'];
+/** A rule's key in the configuration's `thresholds` maps. */
+export type RuleKey = (typeof RULES)[number]['thresholdKey'];
+export type AnyRule = (typeof RULES)[number];
+
+/** The configuration keys of the rules' thresholds, in rule order. */
+export const RULE_KEYS: readonly RuleKey[] = RULES.map((r) => r.thresholdKey);
+
+const BY_NAME = new Map<string, AnyRule>(RULES.map((r) => [r.name, r]));
+
+export function ruleNamed(name: RuleName): AnyRule {
+  const spec = BY_NAME.get(name);
+  if (spec === undefined) throw new Error(`no loop rule named ${name}`);
+  return spec;
+}
+
+export type CallRule = AnyRule & { readonly measure: MeasureCall };
+
+/** The per-call rules, in rule order (findings are reported in this order). */
+export const CALL_RULES: readonly CallRule[] = RULES.filter((r): r is CallRule => r.measure !== undefined);
+
+/** The rule measured on completed steps. */
+export const CYCLE_RULE = ruleNamed('cycle');

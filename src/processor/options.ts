@@ -1,0 +1,84 @@
+import { defaultAdapters } from '../conventions/index.js';
+import type { MeterProvider } from '@opentelemetry/api';
+import type { ConventionAdapter } from '../conventions/types.js';
+import type { LoopwatchConfig } from '../detector/config.js';
+import type { LoopDetection } from '../detector/types.js';
+import type { LoopLoggerProvider } from '../otel/loop-logs.js';
+import { resolvePreview, type ArgumentPreviewOptions, type ResolvedPreview } from '../otel/argument-preview.js';
+import type { ReadableToolSpan } from '../otel/span-types.js';
+
+export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
+  /** Called for every detection (both levels, both modes). Exceptions and rejections are contained. */
+  readonly onLoop?: (detection: LoopDetection) => unknown;
+  /** Prompt template name for a tool span whose own attributes carry none (before ancestors). */
+  readonly promptName?: (span: ReadableToolSpan) => string | undefined;
+  /** Instrumentation dialects to read, in order (default: all built-in adapters). */
+  readonly conventions?: readonly ConventionAdapter[];
+  /** Also write `gen_ai.operation.name` / `gen_ai.tool.name` on tool spans of other dialects (default true). */
+  readonly normalizeToolSpans?: boolean;
+  /** Most traces tracked at once (default 10 000); the least recently active is dropped beyond it. */
+  readonly maxTraces?: number;
+  /** A trace with no tool activity for this long is dropped (default 30 minutes). */
+  readonly traceIdleMs?: number;
+  /**
+   * Off by default. On, `loop.detected` events (`loop.arguments.preview`) and detections
+   * (`argumentsPreview`) carry a short preview of the looping call's arguments, with members
+   * named like credentials and credential-shaped text redacted, cut at `maxLength` (default 120).
+   * Redaction is best effort (see `ArgumentPreviewOptions`).
+   */
+  readonly argumentPreview?: boolean | ArgumentPreviewOptions;
+  /**
+   * Records `gen_ai.tool.loop.detections` and `gen_ai.tool.calls` (the contract's labels) through
+   * this Metrics API provider: exact, cumulative counters that need no collector. Use either
+   * these or the collector's count connector for a given Prometheus, not both.
+   */
+  readonly meterProvider?: MeterProvider;
+  /** Emits each detection as a `loop.detected` log record (event) through this Logs API provider too. */
+  readonly loggerProvider?: LoopLoggerProvider;
+}
+
+/** The processor's own keys (the rest is engine configuration), checked against the options by the compiler. */
+const PROCESSOR_KEY_SET = {
+  onLoop: true,
+  promptName: true,
+  conventions: true,
+  normalizeToolSpans: true,
+  maxTraces: true,
+  traceIdleMs: true,
+  argumentPreview: true,
+  meterProvider: true,
+  loggerProvider: true,
+} as const satisfies Record<Exclude<keyof LoopDetectionSpanProcessorOptions, keyof LoopwatchConfig>, true>;
+const PROCESSOR_KEYS: ReadonlySet<string> = new Set(Object.keys(PROCESSOR_KEY_SET));
+
+export interface ResolvedProcessorOptions {
+  /** For the engine, which validates it (`resolveConfig`). */
+  readonly config: LoopwatchConfig;
+  readonly onLoop: LoopDetectionSpanProcessorOptions['onLoop'];
+  readonly promptName: LoopDetectionSpanProcessorOptions['promptName'];
+  readonly adapters: readonly ConventionAdapter[];
+  readonly normalize: boolean;
+  readonly maxTraces: number;
+  readonly traceIdleMs: number;
+  readonly preview: ResolvedPreview | undefined;
+  readonly meterProvider: MeterProvider | undefined;
+  readonly loggerProvider: LoopLoggerProvider | undefined;
+}
+
+/** The processor's options with their defaults, and the engine configuration among them. */
+export function resolveProcessorOptions(options: LoopDetectionSpanProcessorOptions): ResolvedProcessorOptions {
+  const config: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(options)) if (!PROCESSOR_KEYS.has(k) && v !== undefined) config[k] = v;
+  return {
+    config: config as LoopwatchConfig,
+    onLoop: options.onLoop,
+    promptName: options.promptName,
+    adapters: options.conventions ?? defaultAdapters,
+    normalize: options.normalizeToolSpans ?? true,
+    maxTraces: options.maxTraces ?? 10_000,
+    traceIdleMs: options.traceIdleMs ?? 30 * 60_000,
+    preview: resolvePreview(options.argumentPreview),
+    meterProvider: options.meterProvider,
+    loggerProvider: options.loggerProvider,
+  };
+}

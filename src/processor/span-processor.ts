@@ -1,0 +1,223 @@
+import { context as apiContext, isValidTraceId, trace, type Context, type Span } from '@opentelemetry/api';
+import { DeferredTrace } from '../detector/deferred-trace.js';
+import { LoopEngine } from '../detector/engine.js';
+import type { LoopDetection } from '../detector/types.js';
+import { argumentPreview, type ResolvedPreview } from '../otel/argument-preview.js';
+import { callContained, log, reportContained } from '../otel/diag.js';
+import { LoopLogs } from '../otel/loop-logs.js';
+import { LoopMetrics } from '../otel/loop-metrics.js';
+import type { ReadableToolSpan, SpanProcessorLike, WritableToolSpan } from '../otel/span-types.js';
+import { resolveProcessorOptions, type LoopDetectionSpanProcessorOptions } from './options.js';
+import { detectionOutputs, writeDetections, type DetectionOutput } from './outputs.js';
+import type { SpanReading } from './span-reading.js';
+import { ToolSpans, type EndedToolCall } from './tool-spans.js';
+import { TraceState, type StartedToolSpan } from './trace-state.js';
+import { TraceStore } from './trace-store.js';
+
+const NONE: readonly LoopDetection[] = [];
+
+/**
+ * Finds tool-call loops in the spans an agent already emits and stops them.
+ *
+ * Register it next to the exporting processor (`spanProcessors: [loops, new BatchSpanProcessor(...)]`).
+ * Each span's way is one direction: its start and end are read through the convention adapters
+ * (`ToolSpans`), an ending tool span becomes a call the engine judges in its trace, and what the
+ * engine finds goes to the outputs (`loop.detected` event, `onLoop`, the abort of the trace's
+ * `abortSignal()`). Everything happens in `onEnding`, while the span can still be written. Hooks
+ * run inside the instrumented code, so nothing here may throw: every hook is contained and
+ * problems go to `diag`.
+ */
+export class LoopDetectionSpanProcessor implements SpanProcessorLike {
+  readonly engine: LoopEngine;
+  private readonly traces: TraceStore<TraceState>;
+  private readonly spans: ToolSpans;
+  private readonly outputs: readonly DetectionOutput[];
+  private readonly preview: ResolvedPreview | undefined;
+  /**
+   * The span that started last, its start not looked at yet. Most spans are leaves: nothing else
+   * starts or ends between their start and their end, so what their start would do is done at
+   * their end, from one reading of their attributes instead of two (a leaf has no children to
+   * pass names on to, and its place among the trace's starts is the same). Any other hook, and
+   * `abortSignal`, first looks at it as its start would have (`startDeferred`). Until the SDK is
+   * seen to call `onEnding` (2.3 and later), spans are looked at when they start.
+   * (bench: realistic mix, 5 %)
+   */
+  private deferredSpan: WritableToolSpan | undefined;
+  private deferredContext: Context | undefined;
+  /** The SDK calls `onEnding`; until it does, `onEnd` looks at ending spans itself. */
+  private endingSupported = false;
+  private isShutdown = false;
+  /** Content that could not be fingerprinted: always worth a warning. */
+  private readonly reportProblem = (message: string): void => log.warn(message);
+  /**
+   * Content fingerprinted on less than all of it (caps, cycles, not JSON): a warning the first
+   * time for each tool and kind, then debug, so that a tool whose output is never JSON does not
+   * flood the log.
+   */
+  private readonly reportNote = (message: string, note: number): void => {
+    const key = `${note}:${message}`;
+    if (this.noted.has(key)) {
+      log.debug(message);
+      return;
+    }
+    if (this.noted.size >= 1024) this.noted.clear();
+    this.noted.add(key);
+    log.warn(message);
+  };
+  private readonly noted = new Set<string>();
+
+  constructor(options: LoopDetectionSpanProcessorOptions = {}) {
+    const o = resolveProcessorOptions(options);
+    this.engine = new LoopEngine(o.config);
+    this.traces = new TraceStore({ maxTraces: o.maxTraces, idleMs: o.traceIdleMs });
+    // A user-supplied provider that throws when asked for a meter or logger turns that feature off, never the processor.
+    const { meterProvider, loggerProvider } = o;
+    const metrics = meterProvider && callContained('the meterProvider option', () => new LoopMetrics(meterProvider, '', this.reportProblem), undefined);
+    const logs = loggerProvider && callContained('the loggerProvider option', () => new LoopLogs(loggerProvider, '', this.reportProblem), undefined);
+    this.spans = new ToolSpans(this.traces, { ...o, onToolCall: metrics ? (tool, prompt) => metrics.recordToolCall(tool, prompt) : undefined });
+    this.outputs = detectionOutputs({ onLoop: o.onLoop, metrics, logs });
+    this.preview = o.preview;
+  }
+
+  /** Traces currently tracked (for tests and monitoring). */
+  get trackedTraces(): number {
+    this.startDeferredContained();
+    return this.traces.size;
+  }
+
+  /**
+   * A signal aborted with a `ToolLoopError` when a critical loop is detected in the trace of
+   * `target` (a span, a context or a trace id; default: the active context). Pass it to the
+   * agent's model calls. Without a trace to bind to, the signal never aborts and `diag` says why.
+   */
+  abortSignal(target?: Span | Context | string): AbortSignal {
+    this.startDeferredContained();
+    try {
+      const traceId = traceIdOf(target);
+      if (traceId === undefined) {
+        log.warn('abortSignal() found no active trace; call it inside the agent span or pass a span, context or trace id');
+        return new AbortController().signal;
+      }
+      return this.traces.getOrCreate(traceId, () => new TraceState()).signal();
+    } catch (e) {
+      reportContained('abortSignal', e);
+      return new AbortController().signal;
+    }
+  }
+
+  onStart(span: WritableToolSpan, parentContext: Context): void {
+    if (this.isShutdown) return;
+    try {
+      this.startDeferred();
+      this.deferredSpan = span;
+      this.deferredContext = parentContext;
+      // Without onEnding (SDK < 2.3) a span is read-only by the time it ends: its start can't wait.
+      if (!this.endingSupported) this.startDeferred();
+    } catch (e) {
+      reportContained('onStart', e);
+    }
+  }
+
+  /**
+   * Everything about an ending span is done here, while it can still be written. Keys that
+   * processors registered after this one add in their own `onEnding` are not read; Traceloop,
+   * which rewrites the AI SDK's spans in its `onEnd`, is read before it does, in the keys the
+   * adapters know.
+   */
+  onEnding(span: WritableToolSpan): void {
+    this.endingSupported = true;
+    if (this.isShutdown) return;
+    try {
+      const leaf = this.deferredSpan === span;
+      const parentContext = this.deferredContext;
+      if (leaf) this.deferredSpan = this.deferredContext = undefined;
+      else this.startDeferred();
+      const reading = this.spans.read(span);
+      if (!leaf) {
+        this.end(span, reading, undefined, span);
+        return;
+      }
+      // A leaf: its start is looked at now, from the same reading as its end.
+      if (reading === undefined) {
+        this.spans.unclaimedLeafEnded(span);
+        return;
+      }
+      this.end(span, reading, this.spans.started(span, parentContext, reading, true), span);
+    } catch (e) {
+      reportContained('onEnding', e);
+    }
+  }
+
+  /** Without onEnding (SDK < 2.3), spans are looked at here, read-only: the event goes on the open parent. */
+  onEnd(span: ReadableToolSpan): void {
+    if (this.endingSupported || this.isShutdown) return;
+    try {
+      this.startDeferred();
+      this.end(span, this.spans.read(span), undefined, undefined);
+    } catch (e) {
+      reportContained('onEnd', e);
+    }
+  }
+
+  forceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  shutdown(): Promise<void> {
+    this.isShutdown = true;
+    this.deferredSpan = this.deferredContext = undefined;
+    this.traces.clear();
+    return Promise.resolve();
+  }
+
+  /** The end of a span: its tool call judged and what was found written out, then its trace told. */
+  private end(span: ReadableToolSpan, reading: SpanReading | undefined, started: StartedToolSpan | undefined, writable: WritableToolSpan | undefined): void {
+    const ended = this.spans.ended(span, reading, started, writable);
+    if (ended !== undefined) {
+      const found = this.detect(ended);
+      if (found.length > 0) writeDetections(this.outputs, found, ended);
+    }
+    this.spans.spanEnded(span, reading, ended !== undefined);
+  }
+
+  /** What the engine finds in the call's trace now (or the guard's decision about it). */
+  private detect(ended: EndedToolCall): readonly LoopDetection[] {
+    const call = ended.call;
+    if (call === undefined) return ended.decision !== undefined ? [ended.decision] : NONE;
+    const detector = (ended.trace.detector ??= new DeferredTrace(this.engine, ended.traceId, this.reportProblem, this.reportNote));
+    const found = detector.record(call, ended.batchComplete);
+    if (found.length === 0 || this.preview === undefined || call.arguments === undefined) return found;
+    const preview = argumentPreview(call.arguments, this.preview);
+    return preview === undefined ? found : found.map((d) => ({ ...d, argumentsPreview: preview }));
+  }
+
+  /** Looks at the start of the span that started last, as its start would have (see `deferredSpan`). */
+  private startDeferred(): void {
+    const span = this.deferredSpan;
+    if (span === undefined) return;
+    const parentContext = this.deferredContext;
+    this.deferredSpan = this.deferredContext = undefined;
+    this.spans.started(span, parentContext, this.spans.read(span), false);
+  }
+
+  private startDeferredContained(): void {
+    if (this.deferredSpan === undefined || this.isShutdown) return;
+    try {
+      this.startDeferred();
+    } catch (e) {
+      reportContained('onStart', e);
+    }
+  }
+}
+
+function traceIdOf(target: Span | Context | string | undefined): string | undefined {
+  if (typeof target === 'string') return isValidTraceId(target) ? target : undefined;
+  const span = target === undefined ? trace.getSpan(apiContext.active()) : isSpan(target) ? target : trace.getSpan(target);
+  const id = span?.spanContext().traceId;
+  return id !== undefined && isValidTraceId(id) ? id : undefined;
+}
+
+function isSpan(x: Span | Context): x is Span {
+  return typeof (x as Span).spanContext === 'function';
+}
+
