@@ -1,4 +1,5 @@
 import type { Mode } from './types.js';
+import { compileToolGlob, type ToolGlob } from './tool-glob.js';
 
 /** A pair of levels. `null` (or omitted at the top level) disables that level. */
 export interface ThresholdInput {
@@ -148,7 +149,7 @@ export interface ResolvedRole {
 
 export interface ResolvedToolOverride {
   readonly pattern: string;
-  readonly matcher: RegExp | undefined;
+  readonly matcher: ToolGlob | undefined;
   readonly override: ToolOverride;
 }
 
@@ -204,13 +205,6 @@ function compilePatterns(list: ReadonlyArray<string | RegExp>): RegExp[] {
   return list.map((p) => (typeof p === 'string' ? new RegExp(p, 'i') : p));
 }
 
-/** `*` glob to an anchored regular expression; names without `*` match exactly (no regex). */
-function globMatcher(pattern: string): RegExp | undefined {
-  if (!pattern.includes('*')) return undefined;
-  const body = pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
-  return new RegExp(`^${body}$`);
-}
-
 export function resolveConfig(config: LoopwatchConfig = {}): ResolvedConfig {
   const issues = validateConfig(config);
   if (issues.length > 0) throw new ConfigError(issues);
@@ -239,7 +233,7 @@ export function resolveConfig(config: LoopwatchConfig = {}): ResolvedConfig {
     },
     tools: Object.entries(config.tools ?? {}).map(([pattern, override]) => ({
       pattern,
-      matcher: globMatcher(pattern),
+      matcher: compileToolGlob(pattern),
       override,
     })),
     volatileKeys: {
