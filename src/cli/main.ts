@@ -65,7 +65,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .exitOverride()
     .configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => err.write(s) })
     .showHelpAfterError('(run loopwatch scan --help for usage)')
-    .addHelpText('after', EXIT_CODES_HELP);
+    .addHelpText('after', '\nExit codes: loopwatch scan --help lists them (0 no loop, 1 loops found, 2 bad input or usage).');
 
   program
     .command('scan')
