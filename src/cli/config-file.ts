@@ -31,7 +31,13 @@ export function parseConfigText(text: string, source: string): LoopwatchConfig {
     });
     throw new ConfigFileError(messages.join('\n'));
   }
-  const value: unknown = doc.toJS() ?? {};
+  let value: unknown;
+  try {
+    // the yaml parser refuses aliases that expand too far (a "billion laughs" file): say which file
+    value = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  } catch (e) {
+    throw new ConfigFileError(`${source}: not a usable configuration: ${e instanceof Error ? e.message : 'YAML error'}`);
+  }
   const issues = validateConfig(value);
   if (issues.length > 0) {
     const messages = issues.map((issue) => {

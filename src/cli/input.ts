@@ -1,17 +1,6 @@
-import { createReadStream, type Stats } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
-import { lineAndColumn, locateJsonError } from './json-error.js';
-
-/** One parsed JSON document and where it came from. */
-export interface InputDocument {
-  readonly source: string;
-  /** 1-based line where the document starts. */
-  readonly line: number;
-  readonly value: unknown;
-}
+import type { Dirent, Stats } from 'node:fs';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
+import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 
 /** Bad input: the message names the file and, when known, the line and column. */
 export class InputError extends Error {
@@ -31,110 +20,114 @@ export interface InputFile {
   readonly name: string;
   /** `undefined` for stdin. */
   readonly path: string | undefined;
+  /** Bytes, for regular files (progress); undefined for stdin, pipes and devices. */
   readonly size: number | undefined;
+  /** Known before reading: the file cannot be scanned (a broken symbolic link in a folder). */
+  readonly problem?: string;
 }
 
-const EXTENSIONS = /\.(json|jsonl|ndjson|otlp)$/i;
-/** V8 cannot hold a longer string; a single JSON document beyond this must be written as JSON Lines. */
-const MAX_DOCUMENT_CHARS = 400 * 1024 * 1024;
+/** File names a folder scan picks up (a file named on the command line is read whatever its name). */
+export const INPUT_EXTENSIONS = /\.(json|jsonl|ndjson|otlp|pb|binpb)$/i;
 
-/** Expands the PATH arguments: files as given, folders recursively (JSON files only, sorted), `-` for stdin. */
+export const STDIN_NAME = '<stdin>';
+
+/**
+ * Expands the PATH arguments: files as given, folders recursively (trace files only, sorted),
+ * `-` for stdin. Symbolic links are followed, in folders too; a folder reached twice (a link
+ * cycle) is walked once, and a file reached twice (by two paths) is read once.
+ */
 export async function expandInputs(paths: readonly string[]): Promise<InputFile[]> {
+  const stdinCount = paths.filter((p) => p === '-').length;
+  if (stdinCount > 1) throw new InputError(`given ${stdinCount} times; stdin can be read only once`, '-');
   const files: InputFile[] = [];
+  const seenFiles = new Set<string>();
+  const seenDirs = new Set<string>();
+  const addFile = (file: InputFile, st: Stats | undefined): void => {
+    const key = st ? `${st.dev}:${st.ino}` : undefined;
+    if (key !== undefined && st?.isFile()) {
+      if (seenFiles.has(key)) return;
+      seenFiles.add(key);
+    }
+    files.push(file);
+  };
   for (const p of paths) {
     if (p === '-') {
-      files.push({ name: '<stdin>', path: undefined, size: undefined });
+      files.push({ name: STDIN_NAME, path: undefined, size: undefined });
       continue;
     }
     let st: Stats;
     try {
       st = await stat(p);
     } catch {
-      throw new InputError('no such file or folder', p);
+      throw new InputError((await isLink(p)) ? 'broken symbolic link' : 'no such file or folder', p);
     }
-    if (st.isDirectory()) files.push(...(await walk(p)));
-    else files.push({ name: p, path: p, size: st.size });
+    if (st.isDirectory()) await walk(p, addFile, seenDirs);
+    else addFile({ name: p, path: p, size: st.isFile() ? st.size : undefined }, st);
   }
   return files;
 }
 
-async function walk(dir: string): Promise<InputFile[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  entries.sort((a, b) => a.name.localeCompare(b.name));
-  const out: InputFile[] = [];
-  for (const e of entries) {
-    const full = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await walk(full)));
-    else if (e.isFile() && EXTENSIONS.test(e.name)) out.push({ name: full, path: full, size: (await stat(full)).size });
+async function isLink(p: string): Promise<boolean> {
+  try {
+    return (await lstat(p)).isSymbolicLink();
+  } catch {
+    return false;
   }
-  return out;
+}
+
+/** Depth-first, in name order, without recursion (a deep tree must not overflow the stack). */
+async function walk(root: string, addFile: (f: InputFile, st: Stats | undefined) => void, seenDirs: Set<string>): Promise<void> {
+  const pending: string[] = [root];
+  while (pending.length > 0) {
+    const dir = pending.pop() as string;
+    const real = await realpath(dir).catch(() => dir);
+    if (seenDirs.has(real)) continue;
+    seenDirs.add(real);
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      addFile({ name: dir, path: dir, size: undefined, problem: `cannot read the folder (${(e as NodeJS.ErrnoException).code ?? 'error'})` }, undefined);
+      continue;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const subdirs: string[] = [];
+    for (const e of entries) {
+      const full = join(dir, e.name);
+      if (e.isDirectory()) {
+        subdirs.push(full);
+        continue;
+      }
+      if (e.isSymbolicLink()) {
+        let target: Stats;
+        try {
+          target = await stat(full);
+        } catch {
+          // a link that points nowhere: say so rather than skip what may be the looping run
+          if (INPUT_EXTENSIONS.test(e.name)) addFile({ name: full, path: full, size: undefined, problem: 'broken symbolic link' }, undefined);
+          continue;
+        }
+        if (target.isDirectory()) subdirs.push(full);
+        else if (target.isFile() && INPUT_EXTENSIONS.test(e.name)) addFile({ name: full, path: full, size: target.size }, target);
+        continue;
+      }
+      if (e.isFile() && INPUT_EXTENSIONS.test(e.name)) {
+        const st = await stat(full);
+        addFile({ name: full, path: full, size: st.size }, st);
+      }
+    }
+    // popped from the end: push in reverse to walk them in name order
+    for (let k = subdirs.length - 1; k >= 0; k--) pending.push(subdirs[k] as string);
+  }
 }
 
 /**
- * Reads one input as JSON Lines (one document per line, as the collector's file exporter writes)
- * or, when its first line is not a whole document, as one JSON document (pretty-printed files).
- * Lines are streamed, so memory stays flat for JSON Lines of any size. `onBytes` reports progress.
+ * A path as reports and summaries show it: relative to the working folder when inside it, else
+ * only its last part; a report must not carry the absolute paths of the user's files.
  */
-export async function* readDocuments(file: InputFile, onBytes?: (n: number) => void, stdin: Readable = process.stdin): AsyncGenerator<InputDocument> {
-  const stream = file.path === undefined ? stdin : createReadStream(file.path, { highWaterMark: 1 << 20 });
-  const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
-  let lineNo = 0;
-  let documentMode = false;
-  let docStart = 0;
-  let buffer: string[] = [];
-  let bufferedChars = 0;
-  try {
-    for await (const line of lines) {
-      lineNo++;
-      onBytes?.(line.length + 1);
-      if (documentMode) {
-        bufferedChars += line.length + 1;
-        if (bufferedChars > MAX_DOCUMENT_CHARS) {
-          throw new InputError('a single JSON document this large cannot be parsed; write it as JSON Lines (one object per line)', file.name, docStart);
-        }
-        buffer.push(line);
-        continue;
-      }
-      const trimmed = line.trim();
-      if (trimmed === '') continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(trimmed);
-      } catch (e) {
-        if (docStart === 0) {
-          // first document does not fit on its line: the whole file is one (pretty-printed) document
-          documentMode = true;
-          docStart = lineNo;
-          buffer = [line];
-          bufferedChars = line.length + 1;
-          continue;
-        }
-        const offset = locateJsonError(trimmed);
-        const column = offset >= 0 ? line.indexOf(trimmed) + offset + 1 : undefined;
-        throw new InputError(`invalid JSON: ${(e as Error).message.split("\n")[0]?.slice(0, 160)}`, file.name, lineNo, column);
-      }
-      if (docStart === 0) docStart = lineNo;
-      yield { source: file.name, line: lineNo, value };
-    }
-    if (documentMode) {
-      const text = buffer.join('\n');
-      buffer = [];
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch (e) {
-        const offset = locateJsonError(text);
-        const where = lineAndColumn(text, offset >= 0 ? offset : text.length);
-        throw new InputError(`invalid JSON: ${(e as Error).message.split("\n")[0]?.slice(0, 160)}`, file.name, docStart + where.line - 1, where.column);
-      }
-      yield { source: file.name, line: docStart, value };
-    }
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new InputError(code === 'EISDIR' ? 'is a folder' : `cannot read: ${(e as Error).message}`, file.name, lineNo || undefined);
-  } finally {
-    lines.close();
-    if (file.path !== undefined) (stream as ReturnType<typeof createReadStream>).destroy();
-  }
+export function displayName(path: string): string {
+  if (path === '-' || path === STDIN_NAME) return 'stdin';
+  const rel = relative(process.cwd(), resolve(path));
+  if (rel === '') return '.';
+  return rel.startsWith('..') || isAbsolute(rel) ? basename(path) : rel;
 }

@@ -8,4 +8,6 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** stderr is a terminal: progress redraws one line. */
   readonly interactive: boolean;
+  /** stdin's file descriptor when it is the process's (the bin): lets `-` tell a folder from empty input. */
+  readonly stdinFd?: number;
 }

@@ -1,11 +1,23 @@
+/** The first syntax error of a JSON text: where, and what was expected there (never the text itself). */
+export interface JsonSyntaxError {
+  readonly offset: number;
+  readonly problem: string;
+}
+
 /**
- * Where is the first JSON syntax error in `text`? V8 reports a position for most errors but not
- * all ("Unexpected token 'o', "nope" is not valid JSON"), and a file error must name its line.
- * A validating scan (no values built); returns the offset of the error, or -1 if `text` is valid.
+ * Where is the first JSON syntax error in `text`, and what is wrong there? V8's messages quote
+ * the input ("Unexpected token 'o', "nope" is not valid JSON"), which would put a fragment of a
+ * trace (an argument, a secret) on stderr, and some carry no position. A validating scan (no
+ * values built) gives both in words of its own; undefined if `text` is valid.
  */
-export function locateJsonError(text: string): number {
+export function describeJsonError(text: string): JsonSyntaxError | undefined {
   let i = 0;
+  let problem = '';
   const n = text.length;
+  const fail = (what: string): false => {
+    problem = i >= n ? 'unexpected end of input' : what;
+    return false;
+  };
   const ws = (): void => {
     while (i < n) {
       const c = text.charCodeAt(i);
@@ -18,7 +30,7 @@ export function locateJsonError(text: string): number {
       i += word.length;
       return true;
     }
-    return false;
+    return fail('expected a value');
   };
   const string = (): boolean => {
     i++; // opening quote
@@ -28,24 +40,24 @@ export function locateJsonError(text: string): number {
         i++;
         return true;
       }
-      if (c < 32) return false;
+      if (c < 32) return fail('control character in a string (escape it)');
       if (c === 92) {
         const e = text[i + 1];
         if (e === 'u') {
-          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return false;
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return fail('invalid \\u escape in a string');
           i += 6;
         } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
         else {
           i++;
-          return false;
+          return fail('invalid escape in a string');
         }
       } else i++;
     }
-    return false;
+    return fail('unterminated string');
   };
   const number = (): boolean => {
     const m = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-    if (!m || m[0].length === 0 || m[0] === '-') return false;
+    if (!m || m[0].length === 0 || m[0] === '-') return fail('expected a value');
     i += m[0].length;
     return true;
   };
@@ -82,19 +94,21 @@ export function locateJsonError(text: string): number {
   };
   const member = (): boolean => {
     ws();
-    if (text[i] !== '"' || !string()) return false;
+    if (text[i] !== '"') return fail('expected a property name in double quotes');
+    if (!string()) return false;
     ws();
-    if (text[i] !== ':') return false;
+    if (text[i] !== ':') return fail("expected ':' after a property name");
     i++;
     return true; // the value is parsed by the main loop
   };
+  const error = (): JsonSyntaxError => ({ offset: i, problem });
 
-  if (!value()) return i;
+  if (!value()) return error();
   for (;;) {
     if (stack.length === 0) break;
     // after `[` or `:` (or a comma) a value is due, unless we just closed a container
     const before = stack.length;
-    if (!value()) return i;
+    if (!value()) return error();
     if (stack.length > before) continue; // opened a container: parse its first element / member
     // a value finished: expect `,` or the closing bracket of every container it completes
     for (;;) {
@@ -103,7 +117,7 @@ export function locateJsonError(text: string): number {
       if (t === undefined) break;
       if (text[i] === ',') {
         i++;
-        if (t === 1 && !member()) return i;
+        if (t === 1 && !member()) return error();
         break;
       }
       if ((t === 1 && text[i] === '}') || (t === 2 && text[i] === ']')) {
@@ -111,11 +125,21 @@ export function locateJsonError(text: string): number {
         stack.pop();
         continue;
       }
-      return i;
+      fail(t === 1 ? "expected ',' or '}' after a property value" : "expected ',' or ']' after an array element");
+      return error();
     }
   }
   ws();
-  return i < n ? i : -1;
+  if (i < n) {
+    problem = 'unexpected text after the JSON value';
+    return error();
+  }
+  return undefined;
+}
+
+/** Offset of the first JSON syntax error in `text`, or -1 if it is valid. */
+export function locateJsonError(text: string): number {
+  return describeJsonError(text)?.offset ?? -1;
 }
 
 /** 1-based line and column of `offset` in `text`. */

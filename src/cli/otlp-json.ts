@@ -1,25 +1,20 @@
-import type { SpanEventView, SpanView } from '../conventions/types.js';
+import type { SpanEventView } from '../conventions/types.js';
+import type { ReplaySpan } from '../traces/types.js';
 
-/** A span decoded from OTLP/JSON: what the conventions read plus ids and times. */
-export interface DecodedSpan extends SpanView {
-  readonly traceId: string;
-  readonly spanId: string;
-  readonly parentSpanId: string | undefined;
-  /** Epoch milliseconds. */
-  readonly startTime: number;
-  readonly endTime: number;
-  /** `service.name` of the resource, when present. */
-  readonly service: string | undefined;
-}
+/** A span decoded from a trace file: what the conventions read plus ids and times. */
+export type DecodedSpan = ReplaySpan;
 
-/** The input is not OTLP/JSON; the message says what is wrong, the caller adds file and line. */
+/**
+ * The input is not a trace document; the message says what is wrong (never quoting the input:
+ * it may hold arguments, results or secrets), the caller adds file and line.
+ */
 export class OtlpFormatError extends Error {
   override readonly name = 'OtlpFormatError';
 }
 
 type Json = unknown;
 
-function isObject(v: Json): v is Record<string, Json> {
+export function isObject(v: Json): v is Record<string, Json> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
@@ -34,11 +29,11 @@ function decodeId(v: Json, bytes: number, what: string, required: boolean): stri
     if (required) throw new OtlpFormatError(`span without ${what}`);
     return undefined;
   }
-  if (typeof v !== 'string') throw new OtlpFormatError(`${what} must be a string, got ${typeof v}`);
+  if (typeof v !== 'string') throw new OtlpFormatError(`${what} must be a string, got ${describe(v)}`);
   if (v.length === bytes * 2 && HEX.test(v)) return v.toLowerCase();
   const raw = Buffer.from(v, 'base64');
   if (raw.length === bytes && /^[A-Za-z0-9+/=_-]+$/.test(v)) return raw.toString('hex');
-  throw new OtlpFormatError(`${what} "${v.slice(0, 40)}" is neither ${bytes * 2} hex digits nor base64 of ${bytes} bytes`);
+  throw new OtlpFormatError(`${what} is neither ${bytes * 2} hex digits nor base64 of ${bytes} bytes (got ${describe(v)})`);
 }
 
 /** Nanoseconds (string or number) to epoch milliseconds. */
@@ -49,7 +44,15 @@ function decodeTime(v: Json, what: string): number {
     const ms = v.length > 6 ? Number(v.slice(0, -6)) + Number(v.slice(-6)) / 1e6 : Number(v) / 1e6;
     return ms;
   }
-  throw new OtlpFormatError(`${what} must be nanoseconds since the epoch, got ${JSON.stringify(v)?.slice(0, 40)}`);
+  throw new OtlpFormatError(`${what} must be nanoseconds since the epoch, got ${describe(v)}`);
+}
+
+/** What a bad value is, without its content: the kind of value and its length. */
+export function describe(v: Json): string {
+  if (typeof v === 'string') return `a string of ${v.length} character${v.length === 1 ? '' : 's'}`;
+  if (Array.isArray(v)) return 'a list';
+  if (v === null) return 'null';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
 
 /** OTLP AnyValue to a plain value: kvlists become objects, arrays arrays, bytes Uint8Array. */
@@ -109,6 +112,8 @@ function decodeSpan(s: Json, service: string | undefined): DecodedSpan {
     traceId: decodeId(s.traceId, 16, 'traceId', true) ?? '',
     spanId: decodeId(s.spanId, 8, 'spanId', true) ?? '',
     parentSpanId: decodeId(s.parentSpanId, 8, 'parentSpanId', false),
+    // OTLP span flags, bit 8: the sender knows whether the parent is remote; bit 9: it is
+    ...(typeof s.flags === 'number' && (s.flags & 0x100) !== 0 ? { parentIsRemote: (s.flags & 0x200) !== 0 } : {}),
     name: typeof s.name === 'string' ? s.name : '',
     attributes: decodeAttributes(s.attributes),
     status: message !== undefined ? { code: statusCode, message } : { code: statusCode },
@@ -124,8 +129,13 @@ export function decodeTracesData(doc: Json): DecodedSpan[] {
   if (!isObject(doc) || !Array.isArray(doc.resourceSpans)) {
     throw new OtlpFormatError('expected an OTLP/JSON object with a "resourceSpans" list');
   }
+  return decodeResourceSpans(doc.resourceSpans);
+}
+
+/** Every span of a list of OTLP ResourceSpans (`resourceSpans`, or Tempo's `batches`), in file order. */
+export function decodeResourceSpans(list: readonly Json[]): DecodedSpan[] {
   const spans: DecodedSpan[] = [];
-  for (const rs of doc.resourceSpans) {
+  for (const rs of list) {
     if (!isObject(rs)) throw new OtlpFormatError('each resourceSpans entry must be an object');
     const resource = isObject(rs.resource) ? decodeAttributes(rs.resource.attributes) : {};
     const service = typeof resource['service.name'] === 'string' ? resource['service.name'] : undefined;

@@ -1,33 +1,55 @@
 import type { LoopDetection } from '../detector/types.js';
-import type { ScanStats } from './scan.js';
 import type { ReplayedTrace } from '../traces/trace-replay.js';
+import type { ScanStats } from './scan.js';
+import { jsonForTerminal, printable } from './terminal-text.js';
 
 /** `--json`: one object per detection per line, with exactly the `LoopDetection` fields. */
 export function detectionJsonLine(d: LoopDetection): string {
-  return JSON.stringify(d);
+  return jsonForTerminal(JSON.stringify(d));
 }
 
 const n = (x: number): string => x.toLocaleString('en-US');
+const plural = (count: number, word: string): string => `${n(count)} ${word}${count === 1 ? '' : 's'}`;
 
 function pad(s: string, width: number): string {
   return s.length >= width ? s : s + ' '.repeat(width - s.length);
 }
 
-/** Human output for one trace with loops: a header and one line per detection. */
+/**
+ * Human output for one trace with loops: a header and one line per detection. Names come from
+ * the trace file, so every one is made printable (no terminal control sequences, no forged lines).
+ */
 export function formatTrace(trace: ReplayedTrace): string {
-  const header = `trace ${trace.traceId}${trace.promptName ? `  prompt ${trace.promptName}` : ''}  (${n(trace.toolCalls)} tool calls)`;
+  const header = `trace ${printable(trace.traceId)}${trace.promptName ? `  prompt ${printable(trace.promptName)}` : ''}  (${plural(trace.toolCalls, 'tool call')})`;
   const lines = trace.detections.map((d) => {
     const level = d.level === 'critical' ? 'CRITICAL' : 'warning';
-    return `  call ${pad(String(d.callIndex), 4)} ${pad(level, 8)}  ${pad(d.kind, 13)} ${pad(d.toolName, 18)} ${pad(`${d.count}×`, 4)} ${d.message}`;
+    return `  call ${pad(String(d.callIndex), 4)} ${pad(level, 8)}  ${pad(printable(d.kind), 13)} ${pad(printable(d.toolName), 18)} ${pad(`${d.count}×`, 4)} ${printable(d.message)}`;
   });
   return [header, ...lines].join('\n');
 }
 
 export function formatSummary(stats: ScanStats): string {
-  const scanned = `${n(stats.traces)} trace${stats.traces === 1 ? '' : 's'}, ${n(stats.toolCalls)} tool call${stats.toolCalls === 1 ? '' : 's'}, ${n(stats.spans)} spans in ${n(stats.files)} file${stats.files === 1 ? '' : 's'}`;
+  const failed = stats.failedFiles > 0 ? `; ${plural(stats.failedFiles, 'file')} could not be scanned` : '';
+  // nothing readable is not "no loops": the errors above say why
+  if (stats.files === 0 && stats.failedFiles > 0 && stats.spans === 0) return `Nothing scanned: ${plural(stats.failedFiles, 'file')} could not be scanned.`;
+  const scanned = `${plural(stats.traces, 'trace')}, ${plural(stats.toolCalls, 'tool call')}, ${n(stats.spans)} spans in ${plural(stats.files, 'file')}${failed}`;
   const loops = stats.warnings + stats.criticals;
-  if (loops === 0) return `No loops found (${scanned}).`;
-  return `Found ${n(loops)} loop detection${loops === 1 ? '' : 's'} (${n(stats.warnings)} warning, ${n(stats.criticals)} critical) in ${n(stats.tracesWithLoops)} of ${scanned}.`;
+  if (loops === 0) return `No loops found${failed ? ' in what could be read' : ''} (${scanned}).`;
+  return `Found ${plural(loops, 'loop detection')} (${n(stats.warnings)} warning, ${n(stats.criticals)} critical) in ${n(stats.tracesWithLoops)} of ${scanned}.`;
+}
+
+/** What the reader should know about the input itself: spans seen twice, traces split apart. */
+export function inputNotes(stats: ScanStats): string[] {
+  const notes: string[] = [];
+  if (stats.duplicateSpans > 0) {
+    notes.push(`${plural(stats.duplicateSpans, 'span')} seen before in the same trace (same span id: an export retried, or a file read twice) ${stats.duplicateSpans === 1 ? 'was' : 'were'} ignored`);
+  }
+  if (stats.lateSpans > 0) {
+    notes.push(
+      `${plural(stats.lateSpans, 'span')} arrived after ${stats.lateSpans === 1 ? 'its' : 'their'} trace had been evaluated (a file scanned twice, or a trace split far apart across files); ${stats.lateSpans === 1 ? 'it was' : 'they were'} evaluated as a separate part of the trace`,
+    );
+  }
+  return notes;
 }
 
 export function formatBytes(bytes: number): string {

@@ -139,6 +139,8 @@ export class TraceReplayer<P = undefined> {
   spans = 0;
   toolCalls = 0;
   traces = 0;
+  /** Spans ignored because their trace already had a span with the same id. */
+  duplicateSpans = 0;
   /** Spans of the traces still open. */
   heldSpans = 0;
   private seq = 0;
@@ -198,6 +200,13 @@ export class TraceReplayer<P = undefined> {
       this.complete(oldest.value, 'bound');
     }
     if (!this.clock && this.spans % SWEEP_EVERY === 0) this.sweep();
+    // The same span again (an export retried, a batch read twice): its call must not count twice,
+    // or honest runs turn into loops. Known ids are the trace's span links: bounded by the open
+    // (and retained) traces, dropped with them. The payload is still kept: the caller sees it all.
+    if (trace.links.has(span.spanId)) {
+      this.duplicateSpans++;
+      return;
+    }
     const adapters = this.options.adapters;
     const prompt = readPromptName(adapters, span);
     const agent = readAgentName(adapters, span);
@@ -309,7 +318,9 @@ export class TraceReplayer<P = undefined> {
         }
       }
     }
-    const first = calls.length > 0 ? Math.min(...calls.map((c) => c.start)) : Number.NaN;
+    // a loop, not Math.min(...spread): a spread of 200 000 calls overflows the call stack
+    let first = calls.length > 0 ? Number.POSITIVE_INFINITY : Number.NaN;
+    for (const c of calls) if (c.start < first) first = c.start;
     if (this.maxRetained > 0) this.retain(trace);
     this.options.onTrace(
       {

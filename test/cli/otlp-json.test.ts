@@ -59,8 +59,8 @@ describe('OTLP/JSON decoding', () => {
 
   it('rejects what is not OTLP with a message saying what is wrong', () => {
     expect(() => decodeTracesData({ spans: [] })).toThrow(OtlpFormatError);
-    expect(() => decodeTracesData({ resourceSpans: [{ scopeSpans: [{ spans: [span({ spanId: 'xyz' })] }] }] })).toThrow(/spanId "xyz" is neither 16 hex digits/);
-    expect(() => decodeTracesData({ resourceSpans: [{ scopeSpans: [{ spans: [span({ startTimeUnixNano: 'yesterday' })] }] }] })).toThrow(/startTimeUnixNano must be nanoseconds/);
+    expect(() => decodeTracesData({ resourceSpans: [{ scopeSpans: [{ spans: [span({ spanId: 'xyz' })] }] }] })).toThrow(/spanId is neither 16 hex digits nor base64 of 8 bytes \(got a string of 3 characters\)/);
+    expect(() => decodeTracesData({ resourceSpans: [{ scopeSpans: [{ spans: [span({ startTimeUnixNano: 'yesterday' })] }] }] })).toThrow(/startTimeUnixNano must be nanoseconds since the epoch, got a string of 9 characters/);
     expect(() => decodeTracesData({ resourceSpans: [{ scopeSpans: [{ spans: [span({ traceId: undefined })] }] }] })).toThrow(/span without traceId/);
   });
 });

@@ -115,9 +115,11 @@ describe('loopwatch scan', () => {
     expect(invalid.stderr).toMatch(/invalid-line\.jsonl:3:\d+: invalid JSON/);
     const notOtlp = await cli(['scan', join(bad, 'not-otlp.json')]);
     expect(notOtlp.code).toBe(2);
-    expect(notOtlp.stderr).toContain('not-otlp.json:1: expected an OTLP/JSON object with a "resourceSpans" list');
+    expect(notOtlp.stderr).toContain('not-otlp.json:1: expected OTLP/JSON ({"resourceSpans":[...]}), a Tempo trace');
     const badId = await cli(['scan', join(bad, 'bad-id.jsonl')]);
-    expect(badId.stderr).toContain('bad-id.jsonl:1: traceId "not-a-trace-id" is neither 32 hex digits');
+    // what is wrong, never the value itself (input text stays off stderr)
+    expect(badId.stderr).toContain('bad-id.jsonl:1: traceId is neither 32 hex digits nor base64 of 16 bytes (got a string of 14 characters)');
+    expect(badId.stderr).not.toContain('not-a-trace-id');
     // the readable files are still scanned, and a bad file wins over "loops found"
     const mixed = await cli(['scan', join(FIXTURES, 'looping-support.jsonl'), join(bad, 'not-otlp.json')]);
     expect(mixed.code).toBe(2);

@@ -1,12 +1,13 @@
 /** `scan --report` from the command line, and the report's building blocks, without a browser. */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ReportCollector } from '../../src/cli/report/index.js';
 import { bucketsFor, bucketIndex } from '../../src/cli/report/time.js';
 import type { ReplayedTrace } from '../../src/traces/trace-replay.js';
 import type { LoopDetection } from '../../src/index.js';
+import { writeReportFixture } from './support/fixture.js';
 import { runCli } from './support/render.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/otlp');
@@ -39,6 +40,60 @@ describe('scan --report', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`cannot write the report to ${out}`);
     expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('scan --report: colours, paths and files that failed (issue 18)', () => {
+  /** Every coloured mark of the page: which chart or strip, which thing, which colour. */
+  function marks(html: string): Array<{ readonly where: string; readonly dimension: string; readonly name: string; readonly color: string }> {
+    const out: Array<{ where: string; dimension: string; name: string; color: string }> = [];
+    const dimensionOf: Record<string, string> = { 'by-template': 'template', 'by-tool': 'tool', 'by-kind': 'kind' };
+    for (const chart of html.matchAll(/<svg class="chart" id="([^"]+)"[\s\S]*?<\/svg>\s*<ul class="legend">([\s\S]*?)<\/ul>/g)) {
+      const [whole, id = '', legendItems = ''] = chart;
+      for (const bar of whole.matchAll(/<rect class="bar" data-series="([^"]*)"[^>]*fill="([^"]+)"/g)) out.push({ where: `${id} bar`, dimension: dimensionOf[id] ?? id, name: bar[1] ?? '', color: bar[2] ?? '' });
+      for (const item of legendItems.matchAll(/<li data-series="([^"]*)"><span class="swatch" style="background:([^"]+)">/g)) out.push({ where: `${id} legend`, dimension: dimensionOf[id] ?? id, name: item[1] ?? '', color: item[2] ?? '' });
+    }
+    for (const cell of html.matchAll(/<rect class="call[^"]*" data-call="\d+" data-tool="([^"]*)"[^>]*fill="([^"]+)"/g)) out.push({ where: 'strip', dimension: 'tool', name: cell[1] ?? '', color: cell[2] ?? '' });
+    for (const item of html.matchAll(/<li data-tool="([^"]*)"><span class="swatch" style="background:([^"]+)">/g)) out.push({ where: 'strip legend', dimension: 'tool', name: item[1] ?? '', color: item[2] ?? '' });
+    return out;
+  }
+
+  it('gives every thing one colour across all charts and call strips, distinct from other things and from the level colours', async () => {
+    const dir = temp();
+    const fixture = writeReportFixture(dir);
+    const out = join(dir, 'r.html');
+    expect((await runCli(['scan', '--report', out, fixture])).code).toBe(1);
+    const all = marks(readFileSync(out, 'utf8')).filter((m) => m.name !== 'other');
+    expect(new Set(all.map((m) => m.where))).toEqual(new Set(['by-template bar', 'by-template legend', 'by-tool bar', 'by-tool legend', 'by-kind bar', 'by-kind legend', 'strip', 'strip legend']));
+    const colorOf = new Map<string, Set<string>>();
+    for (const m of all) colorOf.set(`${m.dimension}:${m.name}`, (colorOf.get(`${m.dimension}:${m.name}`) ?? new Set()).add(m.color));
+    // one colour per thing, wherever it is drawn
+    for (const [thing, colors] of colorOf) expect([thing, [...colors]]).toEqual([thing, [...colors].slice(0, 1)]);
+    // no two things share a colour (the fixture has fewer things than the palette has colours)
+    const things = [...colorOf].map(([thing, colors]) => [thing, [...colors][0]] as const);
+    expect(things.length).toBeGreaterThan(10);
+    expect(new Set(things.map(([, c]) => c)).size).toBe(things.length);
+    // a tool never takes the colour of a warning or critical marker
+    for (const [, color] of things) expect(['#E69F00', '#C0392B']).not.toContain(color);
+  });
+
+  it('lists files that could not be scanned (not counted as scanned) and shows no absolute path', async () => {
+    const dir = temp();
+    writeFileSync(join(dir, 'good.jsonl'), readFileSync(join(FIXTURES, 'looping-support.jsonl')));
+    writeFileSync(join(dir, 'broken.jsonl'), '{"resourceSpans": nope}\n');
+    writeFileSync(join(dir, 'empty.json'), '');
+    const out = join(dir, 'r.html');
+    const r = await runCli(['scan', '--report', out, dir]);
+    expect(r.code).toBe(2);
+    const html = readFileSync(out, 'utf8');
+    expect(html).toContain('2 files could not be scanned');
+    expect(html).toMatch(/<tr data-failed-file="broken\.jsonl"><td><code>broken\.jsonl<\/code><\/td><td>invalid JSON: expected a value \(line 1, column 19\)<\/td><\/tr>/);
+    expect(html).toContain('<tr data-failed-file="empty.json">');
+    // the header counts the file that was scanned only
+    expect(html).toMatch(/spans in 1 file ·/);
+    expect(html).not.toContain(dir);
+    expect(html).not.toContain(tmpdir());
+    expect(html).toContain(`scanned <code>${basename(dir)}</code>`);
   });
 });
 

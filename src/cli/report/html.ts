@@ -7,15 +7,18 @@
 import type { LoopKind, LoopLevel } from '../../detector/types.js';
 import { NO_TEMPLATE, type ReportData, type TimedDetection, type WorstTrace } from './collect.js';
 import { REPORT_CSS } from './style.js';
-import { callStrip, colorsFor, escapeHtml, LEVEL_COLORS, legend, OTHER_COLOR, stackedBars, type StackSeries } from './svg.js';
+import { callStrip, escapeHtml, LEVEL_COLORS, legend, OTHER_COLOR, PageColors, stackedBars, type Dimension, type StackSeries } from './svg.js';
 import { bucketIndex, bucketsFor, durationLabel, utc, type Buckets } from './time.js';
 
 export interface ReportMeta {
   readonly version: string;
-  /** Inputs as given on the command line. */
+  /** Inputs as shown to readers: relative to the working folder, or only the file name (never an absolute path). */
   readonly inputs: readonly string[];
+  /** Files scanned to their end. */
   readonly files: number;
   readonly spans: number;
+  /** Files that could not be scanned (listed, not counted as scanned): display name and what went wrong. */
+  readonly failed?: ReadonlyArray<{ readonly name: string; readonly message: string }>;
 }
 
 /** Charts show at most this many series; the rest are summed as "other". */
@@ -25,15 +28,28 @@ const OTHER = 'other';
 const n = (x: number): string => x.toLocaleString('en-US');
 const per100 = (loops: number, calls: number): string => (calls > 0 ? ((100 * loops) / calls).toFixed(1) : '—');
 
-type Dimension = (d: TimedDetection) => string;
+type Key = (d: TimedDetection) => string;
+
+const KEYS: Readonly<Record<Dimension, Key>> = {
+  template: (d) => d.detection.promptName ?? NO_TEMPLATE,
+  tool: (d) => d.detection.toolName,
+  kind: (d) => d.detection.kind,
+};
+
+/** Names by detections, most first (ties by name). */
+function ranked(detections: readonly TimedDetection[], key: Key): string[] {
+  const totals = new Map<string, number>();
+  for (const d of detections) totals.set(key(d), (totals.get(key(d)) ?? 0) + 1);
+  return [...totals].sort(([a, x], [b, y]) => y - x || a.localeCompare(b)).map(([name]) => name);
+}
 
 /** Series by total, largest first, the tail folded into "other"; values per bucket. */
-function seriesOf(detections: readonly TimedDetection[], buckets: Buckets, key: Dimension): { series: StackSeries[]; totals: Map<string, number> } {
+function seriesOf(detections: readonly TimedDetection[], buckets: Buckets, dimension: Dimension, colors: PageColors): { series: StackSeries[]; totals: Map<string, number> } {
+  const key = KEYS[dimension];
   const totals = new Map<string, number>();
   for (const d of detections) totals.set(key(d), (totals.get(key(d)) ?? 0) + 1);
   const ranked = [...totals].sort(([a, x], [b, y]) => y - x || a.localeCompare(b)).map(([name]) => name);
   const shown = ranked.length > MAX_SERIES ? ranked.slice(0, MAX_SERIES - 1) : ranked;
-  const colors = colorsFor(shown);
   const names = ranked.length > shown.length ? [...shown, OTHER] : shown;
   const values = new Map(names.map((name) => [name, buckets.starts.map(() => 0)]));
   for (const d of detections) {
@@ -44,13 +60,13 @@ function seriesOf(detections: readonly TimedDetection[], buckets: Buckets, key: 
   }
   const folded = new Map(names.map((name) => [name, name === OTHER ? ranked.slice(shown.length).reduce((s, k) => s + (totals.get(k) ?? 0), 0) : (totals.get(name) ?? 0)]));
   return {
-    series: names.map((name) => ({ name, color: colors.get(name) ?? OTHER_COLOR, values: values.get(name) ?? [] })),
+    series: names.map((name) => ({ name, color: name === OTHER && !shown.includes(OTHER) ? OTHER_COLOR : colors.of(dimension, name), values: values.get(name) ?? [] })),
     totals: folded,
   };
 }
 
-function chartSection(id: string, title: string, explain: string, data: ReportData, buckets: Buckets, key: Dimension): string {
-  const { series, totals } = seriesOf(data.detections, buckets, key);
+function chartSection(id: string, title: string, explain: string, data: ReportData, buckets: Buckets, dimension: Dimension, colors: PageColors): string {
+  const { series, totals } = seriesOf(data.detections, buckets, dimension, colors);
   return `<section class="card">
 <h2>${escapeHtml(title)}</h2>
 <p class="explain">${escapeHtml(explain)} One bar per ${escapeHtml(durationLabel(buckets.size))} (UTC).</p>
@@ -88,7 +104,8 @@ function templatesTable(data: ReportData): string {
 
 const offset = (t: number, start: number): string => `+${((t - start) / 1000).toFixed(1)} s`;
 
-function traceArticle(trace: WorstTrace, rank: number, toolColors: ReadonlyMap<string, string>): string {
+function traceArticle(trace: WorstTrace, rank: number, colors: PageColors): string {
+  const toolColor = (tool: string): string => colors.of('tool', tool);
   const tools = [...new Set(trace.calls.map((c) => c.toolName))];
   const failed = trace.calls.filter((c) => !c.ok).length;
   const rows = trace.detections.map(({ time, detection: d }) => {
@@ -99,30 +116,45 @@ function traceArticle(trace: WorstTrace, rank: number, toolColors: ReadonlyMap<s
   return `<article class="card trace" data-trace="${escapeHtml(trace.traceId)}" data-rank="${rank}">
 <h3>#${rank} <code>${escapeHtml(trace.traceId)}</code> <span class="tag">${escapeHtml(trace.prompt)}</span></h3>
 <p class="explain">Started ${escapeHtml(utc(trace.startTime))} · ${n(trace.calls.length)} tool calls${failed > 0 ? ` (${failed} failed)` : ''} · ${trace.detections.length} detection${trace.detections.length === 1 ? '' : 's'}, ${trace.criticals} critical</p>
-${callStrip(trace, toolColors)}
-<ul class="legend small">${tools.map((t) => `<li><span class="swatch" style="background:${toolColors.get(t) ?? OTHER_COLOR}"></span>${escapeHtml(t)}</li>`).join('')}<li><span class="swatch failed"></span>failed call</li><li><span class="tri" style="border-top-color:${LEVEL_COLORS.warning}"></span>warning</li><li><span class="tri" style="border-top-color:${LEVEL_COLORS.critical}"></span>critical</li></ul>
+${callStrip(trace, toolColor)}
+<ul class="legend small">${tools.map((t) => `<li data-tool="${escapeHtml(t)}"><span class="swatch" style="background:${toolColor(t)}"></span>${escapeHtml(t)}</li>`).join('')}<li><span class="swatch failed"></span>failed call</li><li><span class="tri" style="border-top-color:${LEVEL_COLORS.warning}"></span>warning</li><li><span class="tri" style="border-top-color:${LEVEL_COLORS.critical}"></span>critical</li></ul>
 <table class="detections"><thead><tr><th>Call</th><th>At</th><th>Level</th><th>Kind</th><th>Tool</th><th>Count</th><th>What happened</th></tr></thead><tbody>${rows.join('')}</tbody></table>
 </article>`;
+}
+
+/** Files that could not be scanned: listed with what went wrong, so "N files" is never read as all of them. */
+function failedFiles(meta: ReportMeta): string {
+  const failed = meta.failed ?? [];
+  if (failed.length === 0) return '';
+  const rows = failed.map((f) => `<tr data-failed-file="${escapeHtml(f.name)}"><td><code>${escapeHtml(f.name)}</code></td><td>${escapeHtml(f.message)}</td></tr>`);
+  return `<section class="card failed">
+<h2>${n(failed.length)} file${failed.length === 1 ? '' : 's'} could not be scanned</h2>
+<p class="explain">Not counted above: the figures on this page cover the ${n(meta.files)} file${meta.files === 1 ? '' : 's'} that could be read.</p>
+<table class="failed-files"><thead><tr><th>File</th><th>Problem</th></tr></thead><tbody>${rows.join('')}</tbody></table>
+</section>`;
 }
 
 export function renderReport(data: ReportData, meta: ReportMeta): string {
   const hasTime = Number.isFinite(data.from) && Number.isFinite(data.to);
   const buckets = bucketsFor(hasTime ? data.from : 0, hasTime ? data.to : 0);
-  // Tools keep one colour across the page: ranked as in the "by tool" chart, then the others.
-  const byTool = new Map<string, number>();
-  for (const d of data.detections) byTool.set(d.detection.toolName, (byTool.get(d.detection.toolName) ?? 0) + 1);
-  const ranked = [...byTool].sort(([a, x], [b, y]) => y - x || a.localeCompare(b)).map(([t]) => t);
-  const quiet = [...new Set(data.worst.flatMap((t) => t.calls.map((c) => c.toolName)))].filter((t) => !byTool.has(t)).sort();
-  const toolColors = colorsFor([...ranked, ...quiet]);
-  const worst = data.worst.map((t, i) => traceArticle(t, i + 1, toolColors)).join('\n');
+  // One colour per thing across the page: tools first (the tool chart and every call strip),
+  // then prompt templates, then loop kinds, each most detections first.
+  const tools = ranked(data.detections, KEYS.tool);
+  const quiet = [...new Set(data.worst.flatMap((t) => t.calls.map((c) => c.toolName)))].filter((t) => !tools.includes(t)).sort();
+  const colors = new PageColors([
+    ...[...tools, ...quiet].map((t) => ['tool', t] as const),
+    ...ranked(data.detections, KEYS.template).map((t) => ['template', t] as const),
+    ...ranked(data.detections, KEYS.kind).map((k) => ['kind', k] as const),
+  ]);
+  const worst = data.worst.map((t, i) => traceArticle(t, i + 1, colors)).join('\n');
   const body =
     data.detections.length === 0
       ? `<section class="card"><h2>No loops found</h2><p class="explain">None of the ${n(data.traces)} traces (${n(data.toolCalls)} tool calls) shows a tool-call loop.</p></section>`
       : [
-          chartSection('by-template', 'Loop detections over time by prompt template', 'Which prompt template loops, and when.', data, buckets, (d) => d.detection.promptName ?? NO_TEMPLATE),
+          chartSection('by-template', 'Loop detections over time by prompt template', 'Which prompt template loops, and when.', data, buckets, 'template', colors),
           templatesTable(data),
-          chartSection('by-tool', 'Loop detections over time by tool', 'Which tools the agents loop on.', data, buckets, (d) => d.detection.toolName),
-          chartSection('by-kind', 'Loop detections over time by kind', 'repeat: same call, same outcome; no_progress: rephrased calls, same result; cycle: steps undoing each other; error_pattern: the same failure again; unknown_tool: a tool that does not exist.', data, buckets, (d) => d.detection.kind),
+          chartSection('by-tool', 'Loop detections over time by tool', 'Which tools the agents loop on.', data, buckets, 'tool', colors),
+          chartSection('by-kind', 'Loop detections over time by kind', 'repeat: same call, same outcome; no_progress: rephrased calls, same result; cycle: steps undoing each other; error_pattern: the same failure again; unknown_tool: a tool that does not exist.', data, buckets, 'kind', colors),
           `<section><h2 class="section">Worst traces</h2><p class="explain">The ${data.worst.length} traces with the most critical stops, then detections. Each cell is one tool call in order; a triangle marks the call that completed loop evidence. Arguments and results are never shown.</p>\n${worst}</section>`,
         ].join('\n');
   return `<!doctype html>
@@ -141,6 +173,7 @@ export function renderReport(data: ReportData, meta: ReportMeta): string {
 </header>
 <main>
 ${kpis(data)}
+${failedFiles(meta)}
 ${body}
 </main>
 <footer>loopwatch ${escapeHtml(meta.version)} · scanned ${meta.inputs.map((i) => `<code>${escapeHtml(i)}</code>`).join(', ')} · times in UTC · no tool arguments or results are included in this report</footer>

@@ -10,14 +10,40 @@ export function escapeHtml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
-/** Okabe–Ito and friends: distinguishable with common colour-vision deficiencies. */
-const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#332288', '#999933', '#AA4499', '#44AA99', '#88CCEE', '#661100'];
+/**
+ * Okabe–Ito and Paul Tol's colours, the most distinguishable (also with common colour-vision
+ * deficiencies) first. The orange and red that mark warning and critical detections are not in
+ * it: in a call strip a tool must never look like a level. Twenty colours: a page with more
+ * things than that repeats colours from the start.
+ */
+const PALETTE = [
+  '#0072B2', '#009E73', '#CC79A7', '#56B4E9', '#332288', '#999933', '#AA4499', '#44AA99', '#88CCEE', '#661100',
+  '#117733', '#882255', '#DDCC77', '#6699CC', '#F0E442', '#BBCC33', '#997700', '#EE99AA', '#225555', '#5D3A9B',
+];
 export const OTHER_COLOR = '#9aa0a6';
 export const LEVEL_COLORS = { warning: '#E69F00', critical: '#C0392B' } as const;
 
-/** Colours by rank: the series with the most detections gets the first colour. */
-export function colorsFor(names: readonly string[]): Map<string, string> {
-  return new Map(names.map((n, i) => [n, PALETTE[i % PALETTE.length] ?? OTHER_COLOR]));
+/** The things a page colours: tools, prompt templates and loop kinds are different things even when they share a name. */
+export type Dimension = 'tool' | 'template' | 'kind';
+
+/**
+ * One colour per thing for the whole page: a tool is the same colour in the tool chart and in
+ * every call strip, and two things on the page share a colour only once the palette runs out.
+ * Things are given colours in the order listed (most detections first).
+ */
+export class PageColors {
+  private readonly colors = new Map<string, string>();
+
+  constructor(order: ReadonlyArray<readonly [Dimension, string]>) {
+    for (const [dimension, name] of order) {
+      const key = `${dimension}\u0000${name}`;
+      if (!this.colors.has(key)) this.colors.set(key, PALETTE[this.colors.size % PALETTE.length] ?? OTHER_COLOR);
+    }
+  }
+
+  of(dimension: Dimension, name: string): string {
+    return this.colors.get(`${dimension}\u0000${name}`) ?? OTHER_COLOR;
+  }
 }
 
 const fmt = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(1));
@@ -99,7 +125,7 @@ export function legend(series: readonly { readonly name: string; readonly color:
  * One worst trace as a strip of its tool calls in order: one cell per call coloured by tool
  * (failed calls outlined), and a triangle over each call that completed loop evidence.
  */
-export function callStrip(trace: WorstTrace, toolColors: ReadonlyMap<string, string>): string {
+export function callStrip(trace: WorstTrace, toolColor: (tool: string) => string): string {
   const n = trace.calls.length;
   const cell = Math.min(26, (W - 20) / Math.max(1, n));
   const width = Math.max(200, 10 + n * cell + 10);
@@ -108,7 +134,7 @@ export function callStrip(trace: WorstTrace, toolColors: ReadonlyMap<string, str
   const parts: string[] = [];
   for (const c of trace.calls) {
     const x = 10 + (c.callIndex - 1) * cell;
-    const fill = toolColors.get(c.toolName) ?? OTHER_COLOR;
+    const fill = toolColor(c.toolName);
     const status = c.ok ? 'ok' : 'failed';
     const ms = Math.max(0, c.endTime - c.startTime);
     parts.push(

@@ -15,6 +15,7 @@ import {
 } from './defaults.js';
 import type { LoopwatchConfig, ResolvedConfig, ResolvedRole, RoleInput, RuleThresholds, RuleThresholdsInput } from './types.js';
 import { ConfigError, validateConfig } from './validate.js';
+import { compileToolGlob } from '../tool-glob.js';
 
 /** Every rule's thresholds in `base`, overridden by those `input` gives. */
 export function applyRuleThresholds(base: RuleThresholds, input: RuleThresholdsInput | undefined): RuleThresholds {
@@ -36,13 +37,6 @@ function mergeRuleInputs(base: RuleThresholdsInput, over: RuleThresholdsInput | 
 
 function compilePatterns(list: ReadonlyArray<string | RegExp>): RegExp[] {
   return list.map((p) => (typeof p === 'string' ? new RegExp(p, 'i') : p));
-}
-
-/** `*` glob to an anchored regular expression; names without `*` match exactly (no regex). */
-function globMatcher(pattern: string): RegExp | undefined {
-  if (!pattern.includes('*')) return undefined;
-  const body = pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
-  return new RegExp(`^${body}$`);
 }
 
 /** A validated configuration with every default filled in; throws `ConfigError` listing every problem. */
@@ -72,7 +66,7 @@ export function resolveConfig(config: LoopwatchConfig = {}): ResolvedConfig {
     },
     tools: Object.entries(config.tools ?? {}).map(([pattern, override]) => ({
       pattern,
-      matcher: globMatcher(pattern),
+      matcher: compileToolGlob(pattern),
       override,
     })),
     volatileKeys: {

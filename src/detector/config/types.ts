@@ -1,6 +1,7 @@
 import type { RuleKey } from '../rules.js';
 import type { ThresholdInput, Thresholds } from '../thresholds.js';
 import type { Mode } from '../types.js';
+import type { ToolGlob } from '../tool-glob.js';
 
 /** Thresholds per rule, by the rule's key (see `RULES`). */
 export type RuleThresholdsInput = { readonly [K in RuleKey]?: ThresholdInput };
@@ -68,7 +69,7 @@ export interface ResolvedRole {
 
 export interface ResolvedToolOverride {
   readonly pattern: string;
-  readonly matcher: RegExp | undefined;
+  readonly matcher: ToolGlob | undefined;
   readonly override: ToolOverride;
 }
 
