@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { main } from './main.js';
 
 // The `loopwatch` executable: exit code via process.exitCode so piped output is flushed first.
