@@ -82,7 +82,7 @@ function numberSchema(limits: NumberLimits, key: string): Schema {
 }
 
 /** An object with exactly these keys (each optional), unknown keys rejected, as the validator does. */
-function object(keys: readonly string[], property: (key: string) => Schema, description?: string): Schema {
+function object<K extends string>(keys: readonly K[], property: (key: K) => Schema, description?: string): Schema {
   return {
     type: 'object',
     ...(description !== undefined ? { description } : {}),
