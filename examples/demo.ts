@@ -3,7 +3,10 @@
  * A support agent loops on an order lookup; loopwatch warns at the 3rd identical call and stops
  * the run at the 5th through abortSignal(). A second, honest run stays quiet.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { context } from '@opentelemetry/api';
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { LoopDetectionSpanProcessor, ToolLoopError, type LoopDetection } from '../src/index.js';
@@ -74,7 +77,15 @@ async function main(): Promise<number> {
   const toolSpans = exporter.getFinishedSpans().filter((s) => s.attributes['gen_ai.operation.name'] === 'execute_tool');
   say(`  Every tool span also carries gen_ai.prompt.name (${toolSpans.filter((s) => s.attributes['gen_ai.prompt.name'] === 'support-v2').length}/${toolSpans.length}), so a collector can count loops per prompt template.`);
   say();
-  say('Next: README.md (setup, thresholds), `npx loopwatch scan <otlp-json>` for exported traces.');
+  // The same spans as an exporter sends them (OTLP/JSON), for `loopwatch scan` to read back.
+  const dir = join(import.meta.dirname, '..', '.tmp', 'demo');
+  mkdirSync(dir, { recursive: true });
+  const tracesFile = join(dir, 'traces.jsonl');
+  writeFileSync(tracesFile, `${new TextDecoder().decode(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans()))}\n`);
+  const shown = relative(process.cwd(), tracesFile);
+  say(`Next: scan the exported spans after the fact (the CLI runs from source in a checkout; \`npx loopwatch\` once installed):`);
+  say(`  npm run loopwatch -- scan ${shown}`);
+  say(`  npm run loopwatch -- scan --report ${join(relative(process.cwd(), dir), 'report.html')} ${shown}`);
   await provider.shutdown();
 
   // The demo doubles as a smoke test in CI: it fails if loopwatch did not behave as described.

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import { DASHBOARDS } from './config.js';
 import { DOCS_FILE, generatedDocsBlock, withGeneratedBlock } from './docs.js';
+import { lintConfig } from './lint-config.js';
 import { overviewDashboard } from './overview.js';
 import { promptTemplateDashboard } from './prompt-template.js';
 import { dashboardProviderYaml, datasourceYaml, prometheusYaml, PROVISIONING_FILES } from './provisioning.js';
@@ -42,6 +43,7 @@ export function buildArtifacts(repoRoot: string): Map<string, string> {
   files.set(PROVISIONING_FILES.datasource, datasourceYaml());
   files.set(PROVISIONING_FILES.dashboards, dashboardProviderYaml());
   files.set(PROVISIONING_FILES.prometheus, prometheusYaml());
+  files.set('dashboards/.lint', lintConfig(dashboards.map((d) => d.dashboard)));
   const doc = readFileSync(join(repoRoot, DOCS_FILE), 'utf8');
   files.set(DOCS_FILE, withGeneratedBlock(doc, generatedDocsBlock(dashboards.map((d) => d.dashboard))));
   return files;

@@ -22,7 +22,30 @@ export const LABELS = {
   level: 'loop_level',
 } as const;
 
-export type LabelName = (typeof LABELS)[keyof typeof LABELS];
+/**
+ * Labels of where a series came from, which the rules keep and the dashboards filter on:
+ * the Prometheus scrape (`job`: the gateways' scrape job; `instance`: one gateway) and the agent's
+ * service (`exported_job`: the collector's prometheus exporter puts service.name in `job`, and
+ * Prometheus renames it on scrape with honor_labels off, the default).
+ */
+export const SOURCE_LABELS = {
+  job: 'job',
+  instance: 'instance',
+  service: 'exported_job',
+} as const;
+
+export type LabelName = (typeof LABELS)[keyof typeof LABELS] | (typeof SOURCE_LABELS)[keyof typeof SOURCE_LABELS];
+
+/**
+ * Recording rules of collector-config/prometheus/loopwatch.rules.yml that panels read, so a graph
+ * shows exactly what the alert beside it evaluates. Level: the labels they keep.
+ */
+export const RECORDED = {
+  loopRate5m: 'job_exported_job_gen_ai_prompt_name:gen_ai_tool_loop_detections:rate5m',
+  loopRate1h: 'job_exported_job_gen_ai_prompt_name:gen_ai_tool_loop_detections:rate1h',
+  toolCallRate5m: 'job_exported_job_gen_ai_prompt_name:gen_ai_tool_calls:rate5m',
+  loopsPerToolCall5m: 'job_exported_job_gen_ai_prompt_name:gen_ai_tool_loop_detections_per_tool_call:ratio_rate5m',
+} as const;
 
 /** Labels of each metric, in the contract's order. */
 export const METRIC_LABELS = {
@@ -120,6 +143,9 @@ export const GRAFANA_FOLDER = { title: 'Agent loops', uid: 'loopwatch' } as cons
 /** Dashboard variable names (the `var-...` URL parameters). */
 export const VARIABLES = {
   datasource: 'datasource',
+  job: 'job',
+  instance: 'instance',
+  service: 'service',
   prompt: 'prompt_template',
   tool: 'tool',
   kind: 'loop_kind',

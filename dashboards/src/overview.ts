@@ -3,13 +3,13 @@
  * often runs had to be stopped, and whether it is getting worse.
  */
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
-import { ALERTS, DASHBOARDS, LABELS, LOOP_KINDS, SPIKE_FLOOR_PER_MINUTE } from './config.js';
+import { ALERTS, DASHBOARDS, LABELS, LOOP_KINDS, RECORDED, SPIKE_FLOOR_PER_MINUTE } from './config.js';
 import { criticalStopsStat, firingAlertsTable, loopDetectionsStat, ratioStat, ratioThresholds, skeleton, toolCallsStat } from './common-panels.js';
 import { Layout } from './layout.js';
 import { dashboardLink, drillDownFromCell, drillDownFromSeries } from './links.js';
-import { bargauge, COLORS, stat, table, thresholds, timeseries } from './panels.js';
-import { count, detections, firingLoopAlerts, lastSeenMs, orZero, per100ToolCalls, perMinute, total, toolCalls, WINDOW } from './promql.js';
-import { datasourceVariable, kindVariable, promptVariable, toolVariable } from './variables.js';
+import { bargauge, COLORS, PER_MINUTE, stat, table, thresholds, timeseries } from './panels.js';
+import { count, detections, firingLoopAlerts, lastSeenMs, orZero, per100ToolCalls, perMinute, recorded, sumBy, total, toolCalls, WINDOW } from './promql.js';
+import { datasourceVariable, kindVariable, promptVariable, sourceVariables, toolVariable } from './variables.js';
 
 const SCOPE = 'for the selected prompt templates, tools and loop kinds';
 const CALLS_SCOPE = 'of the selected prompt templates and tools';
@@ -21,8 +21,9 @@ export function overviewDashboard(): Dashboard {
     DASHBOARDS.overview.title,
     'Tool-call loops that loopwatch detected in LLM agent runs, per prompt template. Start here when a Loopwatch alert fires; click a template to drill down.',
   )
-    .withVariable(datasourceVariable())
-    .withVariable(promptVariable(true))
+    .withVariable(datasourceVariable());
+  for (const v of sourceVariables()) d.withVariable(v);
+  d.withVariable(promptVariable(true))
     .withVariable(toolVariable())
     .withVariable(kindVariable())
     .link(dashboardLink('Prompt template drill-down', DASHBOARDS.promptTemplate.uid));
@@ -71,10 +72,10 @@ export function overviewDashboard(): Dashboard {
     .add(
       timeseries({
         title: 'Loop detections per minute by prompt template',
-        description: `Loop detections per minute, per prompt template. A line that jumps is the template to look at; click it to drill down. Dashed: the spike alert's floor (${SPIKE_FLOOR_PER_MINUTE}/min); ${ALERTS.names.spike} fires above it when the last 5 minutes are ${ALERTS.spikeFactor}× the hour before.`,
-        unit: 'suffix:/min',
+        description: `Loop detections per minute over the last 5 minutes, per prompt template, all tools and loop kinds: the recording rule ${ALERTS.names.spike} evaluates, so the line and the dashed floor (${SPIKE_FLOOR_PER_MINUTE}/min) show exactly what it sees; it fires above the floor when the last 5 minutes are ${ALERTS.spikeFactor}× the hour before. A line that jumps is the template to look at; click it to drill down.`,
+        unit: PER_MINUTE,
         decimals: 2,
-        queries: [{ expr: perMinute(detections(), [P]), legend: `{{${P}}}` }],
+        queries: [{ expr: `60 * ${sumBy([P], recorded(RECORDED.loopRate5m))}`, legend: `{{${P}}}` }],
         thresholdLines: thresholds(COLORS.ok, [SPIKE_FLOOR_PER_MINUTE, COLORS.bad]),
         links: [drillDownFromSeries()],
       }),
@@ -84,10 +85,10 @@ export function overviewDashboard(): Dashboard {
     .add(
       timeseries({
         title: 'Loops per 100 tool calls by prompt template',
-        description: `Loop detections per 100 tool calls, per prompt template: loopiness independent of traffic. A busy template can loop often and still be healthy here. Dashed red: ${ALERTS.names.ratio} (${ALERTS.loopsPerToolCall * 100} per 100 calls for 15 minutes).`,
+        description: `Loop detections per 100 tool calls over the last 5 minutes, per prompt template, all tools and loop kinds, from the recording rules ${ALERTS.names.ratio} evaluates: loopiness independent of traffic. A busy template can loop often and still be healthy here. Dashed red: the alert's threshold (${ALERTS.loopsPerToolCall * 100} per 100 calls for 15 minutes).`,
         unit: 'none',
         decimals: 1,
-        queries: [{ expr: per100ToolCalls([P], WINDOW.rate), legend: `{{${P}}}` }],
+        queries: [{ expr: `100 * ${sumBy([P], recorded(RECORDED.loopRate5m))} / (${sumBy([P], recorded(RECORDED.toolCallRate5m))} > 0)`, legend: `{{${P}}}` }],
         thresholdLines: ratioThresholds(),
         links: [drillDownFromSeries()],
       }),
@@ -154,7 +155,7 @@ export function overviewDashboard(): Dashboard {
       timeseries({
         title: 'Critical stops per minute by prompt template',
         description: 'Critical loop detections per minute, per prompt template: runs stopped (or that should have been). Bars, since each one is an agent run lost.',
-        unit: 'suffix:/min',
+        unit: PER_MINUTE,
         decimals: 2,
         bars: true,
         queries: [{ expr: perMinute(detections({ critical: true }), [P]), legend: `{{${P}}}` }],
@@ -167,7 +168,7 @@ export function overviewDashboard(): Dashboard {
       timeseries({
         title: 'Loop detections per minute by tool',
         description: 'Loop detections per minute, per tool, over all selected templates. When a tool starts failing or returning nothing useful, agents loop on it: this is where that shows.',
-        unit: 'suffix:/min',
+        unit: PER_MINUTE,
         decimals: 2,
         queries: [{ expr: perMinute(detections(), [LABELS.tool]), legend: `{{${LABELS.tool}}}` }],
       }),
@@ -178,7 +179,7 @@ export function overviewDashboard(): Dashboard {
       timeseries({
         title: 'Loop detections per minute by kind',
         description: 'Loop detections per minute, per loop kind, stacked. error_pattern growing: a tool or upstream is failing. repeat / no_progress: the agent does not use what the tool returned. cycle: two steps undo each other.',
-        unit: 'suffix:/min',
+        unit: PER_MINUTE,
         decimals: 2,
         stacked: true,
         bars: true,

@@ -21,6 +21,9 @@ export interface Query {
   readonly legend?: string;
 }
 
+/** Grafana's "counts/min" unit, for loop detections and tool calls per minute. */
+export const PER_MINUTE = 'cpm';
+
 export const COLORS = { ok: 'green', watch: 'orange', bad: 'red', neutral: 'blue', text: 'text' } as const;
 
 /** Threshold steps: a base colour, then [value, colour] pairs in rising order. */
@@ -176,6 +179,8 @@ export interface TableOptions {
   readonly sortBy: string;
   readonly sortDescending: boolean;
   readonly noValue: string;
+  /** Unit of the value columns without one of their own (`string` for a table of labels). */
+  readonly unit?: string;
 }
 
 /** A table of instant queries merged by their labels, columns renamed, unit and colour per column. */
@@ -185,6 +190,7 @@ export function table(o: TableOptions): TableBuilder {
     .description(o.description)
     .datasource(DS)
     .noValue(o.noValue)
+    .unit(o.unit ?? 'none')
     .cellHeight(common.TableCellHeight.Sm)
     .filterable(true)
     .sortBy([new common.TableSortByFieldStateBuilder().displayName(o.sortBy).desc(o.sortDescending)]);

@@ -3,21 +3,19 @@
  * the tools and kinds behind it, and its share of all loops.
  */
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
-import { ALERTS, DASHBOARDS, LABELS, SPIKE_FLOOR_PER_MINUTE } from './config.js';
+import { ALERTS, DASHBOARDS, LABELS, RECORDED, SPIKE_FLOOR_PER_MINUTE } from './config.js';
 import { criticalStopsStat, firingAlertsTable, loopDetectionsStat, ratioStat, ratioThresholds, skeleton, toolCallsStat } from './common-panels.js';
 import { Layout } from './layout.js';
 import { dashboardLink } from './links.js';
-import { COLORS, stat, table, thresholds, timeseries } from './panels.js';
-import { count, detections, lastSeenMs, orZero, per100ToolCalls, perMinute, total, toolCalls, WINDOW } from './promql.js';
-import { baselineVariable, datasourceVariable, kindVariable, promptVariable, toolVariable } from './variables.js';
+import { COLORS, PER_MINUTE, stat, table, thresholds, timeseries } from './panels.js';
+import { count, detections, lastSeenMs, orZero, perMinute, recorded, sumBy, total, toolCalls, WINDOW } from './promql.js';
+import { baselineVariable, datasourceVariable, kindVariable, promptVariable, sourceVariables, toolVariable } from './variables.js';
 
 const SCOPE = 'for this prompt template (and the selected tools and loop kinds)';
 const CALLS_SCOPE = 'of this prompt template (and the selected tools)';
 const TOOL = LABELS.tool;
 const KIND = LABELS.kind;
 
-/** The template's detections per minute over the baseline window ending now. */
-const baselinePerMinute = `${total(detections(), [], WINDOW.baseline)} * 60 / ${WINDOW.baselineSeconds}`;
 /** Its share (percent) of the detections of all templates, same tools and kinds, within `window`. */
 const sharePercent = (window: string): string => `100 * ${total(detections(), [], window)} / ${total(detections({ prompt: false }), [], window)}`;
 
@@ -27,8 +25,9 @@ export function promptTemplateDashboard(): Dashboard {
     DASHBOARDS.promptTemplate.title,
     "One prompt template's tool-call loops: is it worse than its own normal, which tools and loop kinds are behind it, and how much of all looping it accounts for.",
   )
-    .withVariable(datasourceVariable())
-    .withVariable(promptVariable(false))
+    .withVariable(datasourceVariable());
+  for (const v of sourceVariables()) d.withVariable(v);
+  d.withVariable(promptVariable(false))
     .withVariable(toolVariable())
     .withVariable(kindVariable())
     .withVariable(baselineVariable())
@@ -42,9 +41,9 @@ export function promptTemplateDashboard(): Dashboard {
     .add(ratioStat(SCOPE), 4, 4)
     .add(
       stat({
-        title: 'Now vs. baseline',
+        title: 'Now vs. baseline (×)',
         description: `Loop rate over the last rate window (about a minute) divided by the template's average over the baseline window. 1× is normal; ${ALERTS.spikeFactor}× is where ${ALERTS.names.spike} starts to care (with at least ${SPIKE_FLOOR_PER_MINUTE} loops/min).`,
-        unit: 'suffix:×',
+        unit: 'none',
         decimals: 1,
         query: { expr: `(${total(detections(), [], WINDOW.rate)} * 1000 / ${WINDOW.rateMs}) / (${total(detections(), [], WINDOW.baseline)} / ${WINDOW.baselineSeconds})` },
         thresholds: thresholds(COLORS.ok, [1.5, COLORS.watch], [ALERTS.spikeFactor, COLORS.bad]),
@@ -68,17 +67,17 @@ export function promptTemplateDashboard(): Dashboard {
     .add(
       timeseries({
         title: 'Loop rate vs. its baseline',
-        description: `Loop detections per minute (solid) against the template's own average over the baseline window ending at each point (dashed). A solid line far above the dashed one is a spike. Red dashes: the spike alert's floor (${SPIKE_FLOOR_PER_MINUTE}/min).`,
-        unit: 'suffix:/min',
+        description: `What ${ALERTS.names.spike} compares, from the recording rules it evaluates (all tools and loop kinds): loop detections per minute over the last 5 minutes (solid) against the template's rate over the hour before them (dashed). The alert fires when the solid line stays above ${ALERTS.spikeFactor}× the dashed one and above the red floor (${SPIKE_FLOOR_PER_MINUTE}/min) for 5 minutes.`,
+        unit: PER_MINUTE,
         decimals: 2,
         queries: [
-          { expr: perMinute(detections(), []), legend: 'loop detections' },
-          { expr: baselinePerMinute, legend: 'baseline' },
+          { expr: `60 * ${sumBy([], recorded(RECORDED.loopRate5m))}`, legend: 'loop detections (5 min)' },
+          { expr: `60 * ${sumBy([], recorded(RECORDED.loopRate1h, '5m'))}`, legend: 'baseline (the hour before)' },
         ],
         thresholdLines: thresholds(COLORS.ok, [SPIKE_FLOOR_PER_MINUTE, COLORS.bad]),
         overrides: [
           {
-            name: 'baseline',
+            name: 'baseline (the hour before)',
             properties: [
               { id: 'color', value: { mode: 'fixed', fixedColor: 'text' } },
               { id: 'custom.lineStyle', value: { fill: 'dash', dash: [10, 10] } },
@@ -94,10 +93,10 @@ export function promptTemplateDashboard(): Dashboard {
     .add(
       timeseries({
         title: 'Loops per 100 tool calls over time',
-        description: `Loop detections per 100 tool calls of this template over time: loopiness independent of traffic. Dashed red: ${ALERTS.names.ratio} (${ALERTS.loopsPerToolCall * 100} per 100 calls for 15 minutes).`,
+        description: `Loop detections per 100 tool calls of this template over the last 5 minutes, all tools and loop kinds, from the recording rules ${ALERTS.names.ratio} evaluates: loopiness independent of traffic. Dashed red: the alert's threshold (${ALERTS.loopsPerToolCall * 100} per 100 calls for 15 minutes).`,
         unit: 'none',
         decimals: 1,
-        queries: [{ expr: per100ToolCalls([], WINDOW.rate), legend: 'loops per 100 tool calls' }],
+        queries: [{ expr: `100 * ${sumBy([], recorded(RECORDED.loopRate5m))} / (${sumBy([], recorded(RECORDED.toolCallRate5m))} > 0)`, legend: 'loops per 100 tool calls' }],
         thresholdLines: ratioThresholds(),
       }),
       12,
@@ -121,7 +120,7 @@ export function promptTemplateDashboard(): Dashboard {
       timeseries({
         title: 'Loop detections per minute by tool',
         description: 'Which tools this template loops on, over time.',
-        unit: 'suffix:/min',
+        unit: PER_MINUTE,
         decimals: 2,
         queries: [{ expr: perMinute(detections(), [TOOL]), legend: `{{${TOOL}}}` }],
       }),
@@ -132,7 +131,7 @@ export function promptTemplateDashboard(): Dashboard {
       timeseries({
         title: 'Loop detections per minute by kind',
         description: 'What kind of loop, over time, stacked. error_pattern: a tool keeps failing; repeat / no_progress: the agent ignores what it got back; cycle: steps undo each other.',
-        unit: 'suffix:/min',
+        unit: PER_MINUTE,
         decimals: 2,
         stacked: true,
         bars: true,
@@ -173,7 +172,7 @@ export function promptTemplateDashboard(): Dashboard {
       timeseries({
         title: 'Tool calls per minute by tool',
         description: 'The traffic behind the loops: if loops rise with calls, the template is busier, not worse (compare loops per 100 tool calls).',
-        unit: 'suffix:/min',
+        unit: PER_MINUTE,
         decimals: 1,
         queries: [{ expr: perMinute(toolCalls(), [TOOL]), legend: `{{${TOOL}}}` }],
       }),
@@ -184,7 +183,7 @@ export function promptTemplateDashboard(): Dashboard {
       timeseries({
         title: 'Critical stops per minute by tool',
         description: 'Critical loop detections per minute, per tool: the runs of this template that were stopped (or should have been).',
-        unit: 'suffix:/min',
+        unit: PER_MINUTE,
         decimals: 2,
         bars: true,
         queries: [{ expr: perMinute(detections({ critical: true }), [TOOL]), legend: `{{${TOOL}}}` }],

@@ -2,7 +2,7 @@
  * PromQL building blocks for the dashboards. Every panel query is composed from these, so the
  * sparse-counter handling below is the same everywhere.
  */
-import { ALERTS, LABELS, LEVELS, METRICS, SERIES_GAP, VARIABLES, type LabelName } from './config.js';
+import { ALERTS, LABELS, LEVELS, METRICS, SERIES_GAP, SOURCE_LABELS, VARIABLES, type LabelName } from './config.js';
 
 /** Grafana's window variables (substituted by Grafana, and by the query tests). */
 export const WINDOW = {
@@ -20,6 +20,11 @@ export const WINDOW = {
 
 const re = (label: LabelName, variable: string): string => `${label}=~"$${variable}"`;
 
+/** Where a series came from: the gateways' scrape job and instance, and the agents' service. */
+const fromSources = (): string[] => [re(SOURCE_LABELS.job, VARIABLES.job), re(SOURCE_LABELS.instance, VARIABLES.instance), re(SOURCE_LABELS.service, VARIABLES.service)];
+/** The same for recording rules and alerts, which sum over the gateways (no instance label). */
+const fromServices = (): string[] => [re(SOURCE_LABELS.job, VARIABLES.job), re(SOURCE_LABELS.service, VARIABLES.service)];
+
 export interface DetectionFilter {
   /** Filter by the prompt template variable (off for "all templates", the share's denominator). */
   readonly prompt?: boolean;
@@ -30,6 +35,7 @@ export interface DetectionFilter {
 /** gen_ai_tool_loop_detections_total, filtered by the dashboard's template, tool and kind variables. */
 export function detections(filter: DetectionFilter = {}): string {
   const matchers = [
+    ...fromSources(),
     ...(filter.prompt === false ? [] : [re(LABELS.prompt, VARIABLES.prompt)]),
     re(LABELS.tool, VARIABLES.tool),
     re(LABELS.kind, VARIABLES.kind),
@@ -40,7 +46,7 @@ export function detections(filter: DetectionFilter = {}): string {
 
 /** gen_ai_tool_calls_total, filtered by the template and tool variables (tool calls have no kind). */
 export function toolCalls(): string {
-  return `${METRICS.toolCalls}{${re(LABELS.prompt, VARIABLES.prompt)}, ${re(LABELS.tool, VARIABLES.tool)}}`;
+  return `${METRICS.toolCalls}{${[...fromSources(), re(LABELS.prompt, VARIABLES.prompt), re(LABELS.tool, VARIABLES.tool)].join(', ')}}`;
 }
 
 /**
@@ -105,5 +111,14 @@ export function lastSeenMs(selector: string, labels: readonly LabelName[], windo
 
 /** The firing alerts of loopwatch's rules (Prometheus' ALERTS series), for the selected templates. */
 export function firingLoopAlerts(): string {
-  return `ALERTS{alertstate="firing", alertname=~"${ALERTS.namePrefix}.+", ${re(LABELS.prompt, VARIABLES.prompt)}}`;
+  return `ALERTS{${['alertstate="firing"', `alertname=~"${ALERTS.namePrefix}.+"`, ...fromServices(), re(LABELS.prompt, VARIABLES.prompt)].join(', ')}}`;
+}
+
+/**
+ * A recording rule of the shipped rules (RECORDED), for the selected services and templates. The
+ * rules keep job, exported_job and gen_ai_prompt_name and sum over tools, kinds and gateways: a
+ * panel reading one shows what the alerts evaluate, for all tools and loop kinds.
+ */
+export function recorded(rule: string, offset?: string): string {
+  return `${rule}{${[...fromServices(), re(LABELS.prompt, VARIABLES.prompt)].join(', ')}}${offset ? ` offset ${offset}` : ''}`;
 }

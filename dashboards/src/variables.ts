@@ -10,11 +10,13 @@ import {
   VariableSort,
   type VariableOption,
 } from '@grafana/grafana-foundation-sdk/dashboard';
-import { DATASOURCE, LABELS, LOOP_KINDS, METRICS, UNKNOWN_LABEL_VALUE, VARIABLES, type LabelName } from './config.js';
+import { DATASOURCE, LABELS, LOOP_KINDS, METRICS, SOURCE_LABELS, UNKNOWN_LABEL_VALUE, VARIABLES, type LabelName } from './config.js';
 import { DS } from './panels.js';
 
 /** "All" matches every value, including a missing label (so a template named "unknown" is never lost). */
 export const ALL_VALUE = '.*';
+/** "All" for the scrape's own labels, which every scraped series has (Grafana's dashboard-linter convention). */
+export const ALL_PRESENT = '.+';
 
 export function datasourceVariable(): DatasourceVariableBuilder {
   return new DatasourceVariableBuilder(VARIABLES.datasource)
@@ -33,6 +35,8 @@ interface LabelValuesSpec {
   /** Narrow by other variables, e.g. the tools of the selected templates. */
   readonly filters?: readonly { readonly label: LabelName; readonly variable: string }[];
   readonly multi: boolean;
+  /** The regex "All" stands for (default ALL_VALUE). */
+  readonly allValue?: string;
 }
 
 /**
@@ -61,8 +65,48 @@ function labelValues(spec: LabelValuesSpec): QueryVariableBuilder {
     .sort(VariableSort.AlphabeticalAsc)
     .multi(spec.multi)
     .includeAll(spec.multi);
-  if (spec.multi) v.allValue(ALL_VALUE).current({ text: ['All'], value: ['$__all'] });
+  if (spec.multi) v.allValue(spec.allValue ?? ALL_VALUE).current({ text: ['All'], value: ['$__all'] });
   return v;
+}
+
+/** The Prometheus scrape jobs of the loopwatch gateways (usually one: `loopwatch-gateway`). */
+export function jobVariable(): QueryVariableBuilder {
+  return labelValues({
+    name: VARIABLES.job,
+    label: 'Job',
+    description: 'Prometheus scrape job of the loopwatch collector gateways.',
+    metric: METRICS.toolCalls,
+    valuesOf: SOURCE_LABELS.job,
+    multi: true,
+    allValue: ALL_PRESENT,
+  });
+}
+
+/** One gateway (scrape target); All sums over them, as the rules do. */
+export function instanceVariable(): QueryVariableBuilder {
+  return labelValues({
+    name: VARIABLES.instance,
+    label: 'Instance',
+    description: 'Collector gateway (scrape target). Each gateway counts the spans it received; All adds them up.',
+    metric: METRICS.toolCalls,
+    valuesOf: SOURCE_LABELS.instance,
+    filters: [{ label: SOURCE_LABELS.job, variable: VARIABLES.job }],
+    multi: true,
+    allValue: ALL_PRESENT,
+  });
+}
+
+/** The agents' service.name: one prompt template name can exist in several services. */
+export function serviceVariable(): QueryVariableBuilder {
+  return labelValues({
+    name: VARIABLES.service,
+    label: 'Service',
+    description: `The agents' service.name (Prometheus label ${SOURCE_LABELS.service}: the collector exports it as job, Prometheus renames it on scrape). The same prompt template name in two services is two templates.`,
+    metric: METRICS.toolCalls,
+    valuesOf: SOURCE_LABELS.service,
+    filters: [{ label: SOURCE_LABELS.job, variable: VARIABLES.job }],
+    multi: true,
+  });
 }
 
 /** Prompt templates that made tool calls (not only those that looped: a quiet template is news too). */
@@ -73,8 +117,17 @@ export function promptVariable(multi: boolean): QueryVariableBuilder {
     description: `gen_ai.prompt.name of the agent runs; "${UNKNOWN_LABEL_VALUE}" collects runs without one.`,
     metric: METRICS.toolCalls,
     valuesOf: LABELS.prompt,
+    filters: [
+      { label: SOURCE_LABELS.job, variable: VARIABLES.job },
+      { label: SOURCE_LABELS.service, variable: VARIABLES.service },
+    ],
     multi,
   });
+}
+
+/** The variables that pick where series come from, in the order the dashboards show them. */
+export function sourceVariables(): QueryVariableBuilder[] {
+  return [jobVariable(), instanceVariable(), serviceVariable()];
 }
 
 export function toolVariable(): QueryVariableBuilder {
@@ -84,7 +137,10 @@ export function toolVariable(): QueryVariableBuilder {
     description: 'Tools called by the selected prompt templates.',
     metric: METRICS.toolCalls,
     valuesOf: LABELS.tool,
-    filters: [{ label: LABELS.prompt, variable: VARIABLES.prompt }],
+    filters: [
+      { label: SOURCE_LABELS.service, variable: VARIABLES.service },
+      { label: LABELS.prompt, variable: VARIABLES.prompt },
+    ],
     multi: true,
   });
 }

@@ -46,8 +46,19 @@ rm -rf "$tmp"
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 cp "$manifest" "$tmp/builder-config.yaml"
-echo "20-collector: building $name from $(basename "$manifest") (cold build: several minutes; log: $tmp/build.log)..." >&2
-if ! (cd "$tmp" && "$builder" --config builder-config.yaml) >"$tmp/build.log" 2>&1; then
+echo "20-collector: building $name from $(basename "$manifest") with $(go version | cut -d' ' -f3) (done once per manifest;" >&2
+echo "20-collector: a cold build downloads ~1.8 GB of Go modules and compiles for about 5 minutes on 2 cores; log: $tmp/build.log)" >&2
+(cd "$tmp" && "$builder" --config builder-config.yaml) >"$tmp/build.log" 2>&1 &
+build_pid=$!
+# A heartbeat every 30 s, so a first `npm test` does not look hung while the collector builds.
+while kill -0 "$build_pid" 2>/dev/null; do
+  for _ in $(seq 30); do kill -0 "$build_pid" 2>/dev/null || break; sleep 1; done
+  if kill -0 "$build_pid" 2>/dev/null; then
+    modules=$(grep -c 'go: downloading' "$tmp/build.log" 2>/dev/null || true)
+    echo "20-collector: still building ($(( $(date +%s) - started ))s so far, ${modules:-0} Go modules downloaded)..." >&2
+  fi
+done
+if ! wait "$build_pid"; then
   tail -n 40 "$tmp/build.log" >&2
   echo "20-collector: build failed (full log above was $tmp/build.log)" >&2
   exit 1

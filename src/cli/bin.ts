@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { main } from './main.js';
 
 // Last resort: a bug of ours must still end with a message and the "bad input" code, not a stack

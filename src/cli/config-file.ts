@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { isNode, LineCounter, parseDocument } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import { formatPath, validateConfig, type LoopwatchConfig } from '../detector/config.js';
 
 /** A configuration file problem: file, line and key in the message. */
@@ -21,7 +22,19 @@ export async function loadConfigFile(path: string): Promise<LoopwatchConfig> {
   return parseConfigText(text, path);
 }
 
+let yamlModule: typeof Yaml | undefined;
+
+/**
+ * The YAML parser, loaded on first use: `loopwatch/register` reads a configuration file only
+ * when LOOPWATCH_CONFIG names one, so an app that never does never loads the parser.
+ */
+function yaml(): typeof Yaml {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
+  return yamlModule;
+}
+
 export function parseConfigText(text: string, source: string): LoopwatchConfig {
+  const { LineCounter, parseDocument, isNode } = yaml();
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -57,7 +70,8 @@ export function parseConfigText(text: string, source: string): LoopwatchConfig {
 }
 
 /** The key node of the last path element (points at `foo:` rather than its value). */
-function findKeyNode(doc: ReturnType<typeof parseDocument>, path: ReadonlyArray<string | number>): { range?: [number, number, number] | null } | undefined {
+function findKeyNode(doc: Yaml.Document.Parsed, path: ReadonlyArray<string | number>): { range?: [number, number, number] | null } | undefined {
+  const { isNode } = yaml();
   const parent = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);
   const last = path[path.length - 1];
   if (!parent || typeof parent !== 'object' || !('items' in parent) || !Array.isArray(parent.items)) return undefined;

@@ -27,4 +27,18 @@ export {
   DEFAULT_WAIT_PATTERNS,
 } from './config/defaults.js';
 export { ConfigError, formatPath, validateConfig, type ConfigIssue } from './config/validate.js';
+export {
+  CONFIG_KEYS,
+  CYCLE_KEYS,
+  EVIDENCE_KEYS,
+  MODES,
+  NUMBER_LIMITS,
+  ROLE_KEYS,
+  ROLE_NAMES,
+  SPACING_KEYS,
+  THRESHOLD_KEYS,
+  TOOL_OVERRIDE_KEYS,
+  VOLATILE_KEYS_KEYS,
+  type NumberLimits,
+} from './config/validate.js';
 export { applyRuleThresholds, resolveConfig } from './config/resolve.js';

@@ -65,15 +65,12 @@ export function settingsFromEnv(env: Env = process.env): RegisterSettings {
   const rawThresholds = env['LOOPWATCH_THRESHOLDS']?.trim();
   if (rawThresholds) {
     for (const item of rawThresholds.split(',')) {
-      const m = /^\s*([A-Za-z]+)\s*=\s*(\d+|-)?\s*(?:[:/]\s*(\d+|-)?)?\s*$/.exec(item);
-      const rule = m?.[1] as RuleKey | undefined;
-      if (!m || rule === undefined || !RULE_KEYS.includes(rule)) {
-        problems.push(`LOOPWATCH_THRESHOLDS: '${item.trim()}' is not RULE=WARNING:CRITICAL with RULE one of ${RULE_KEYS.join(', ')}; ignored`);
+      const parsed = parseThreshold(item.trim());
+      if (typeof parsed === 'string') {
+        problems.push(`LOOPWATCH_THRESHOLDS: '${item.trim()}' ${parsed}; ignored`);
         continue;
       }
-      const level = (v: string | undefined): number | null | undefined => (v === undefined ? undefined : v === '-' ? null : Number(v));
-      const warning = level(m[2]);
-      const critical = level(m[3]);
+      const [rule, warning, critical] = parsed;
       thresholds[rule] = { ...thresholds[rule], ...(warning !== undefined ? { warning } : {}), ...(critical !== undefined ? { critical } : {}) };
     }
   }
@@ -93,4 +90,29 @@ export function settingsFromEnv(env: Env = process.env): RegisterSettings {
     ...(traceIdleMs !== undefined ? { traceIdleMs } : {}),
   };
   return { register, log, attachTimeoutMs: positiveInt('LOOPWATCH_ATTACH_TIMEOUT_MS') ?? 30_000, options, problems };
+}
+
+/** A level of `RULE=WARNING:CRITICAL`: a whole number >= 1, `-` (off), or empty (keep). */
+type Level = number | null | undefined;
+
+/**
+ * One `RULE=WARNING:CRITICAL` item (`/` also separates the levels), or what is wrong with it,
+ * naming the part that is: the rule, or the value of a level.
+ */
+function parseThreshold(item: string): [RuleKey, Level, Level] | string {
+  const eq = item.indexOf('=');
+  if (eq < 0) return `is not RULE=WARNING:CRITICAL (e.g. repeat=4:8)`;
+  const rule = item.slice(0, eq).trim();
+  if (!(RULE_KEYS as readonly string[]).includes(rule)) return `names no rule: '${rule}' is not one of ${RULE_KEYS.join(', ')}`;
+  const sides = item.slice(eq + 1).split(/[:/]/).map((s) => s.trim());
+  if (sides.length > 2) return `has ${sides.length} levels; give WARNING:CRITICAL`;
+  const levels: Level[] = [];
+  for (const [i, side] of sides.entries()) {
+    const which = i === 0 ? 'warning' : 'critical';
+    if (side === '') levels.push(undefined);
+    else if (side === '-') levels.push(null);
+    else if (/^\d+$/.test(side) && Number(side) >= 1) levels.push(Number(side));
+    else return `has ${which} level '${side}', which is not a whole number of at least 1 (or '-' for off, empty to keep the default)`;
+  }
+  return [rule as RuleKey, levels[0], levels[1]];
 }

@@ -9,6 +9,7 @@ import type { LoopDetection } from '../detector/types.js';
 import { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from '../processor.js';
 import { attachWhenRegistered } from './attach.js';
 import { settingsFromEnv, type LogMode } from './env.js';
+import { flushOnExit } from './exit.js';
 import { registeredProcessor, setRegisteredProcessor } from './global.js';
 import { startNodeSdk } from './node-sdk.js';
 
@@ -43,6 +44,11 @@ function start(): void {
   const settings = settingsFromEnv();
   for (const p of settings.problems) say(p);
   if (settings.register === 'off') return;
+  if (settings.register === 'sdk' && sdkDisabled(process.env)) {
+    // NodeSDK.start() is a no-op then: say so instead of "started", and stay out of the way.
+    say('OTEL_SDK_DISABLED is true: the OpenTelemetry SDK is off, so loopwatch is not started either');
+    return;
+  }
   const loops = makeProcessor(settings.options, logger(settings.log));
   const mode = loops.engine.config.mode;
   if (settings.register === 'attach') {
@@ -50,20 +56,15 @@ function start(): void {
     attachWhenRegistered(loops, settings.attachTimeoutMs, (m) => say(`${m} (mode ${mode})`));
     return;
   }
-  const { sdk, describe } = startNodeSdk(loops, process.env);
+  const { sdk, describe, endpoints } = startNodeSdk(loops, process.env);
   setRegisteredProcessor(loops);
   say(`started ${describe}; loop detection mode ${mode}`);
-  // Flush what is buffered when the app ends; the same hooks OpenTelemetry's own register uses.
-  let stopping = false;
-  const shutdown = (): Promise<void> => {
-    if (stopping) return Promise.resolve();
-    stopping = true;
-    return sdk.shutdown().catch((e: unknown) => say(`shutdown failed: ${e instanceof Error ? e.message : String(e)}`));
-  };
-  process.once('beforeExit', () => void shutdown());
-  process.once('SIGTERM', () => {
-    void shutdown().finally(() => process.exit(143));
-  });
+  flushOnExit(sdk, endpoints, say);
+}
+
+/** OTEL_SDK_DISABLED as the SDK reads it: "true", any case, surrounding spaces ignored. */
+function sdkDisabled(env: Readonly<Record<string, string | undefined>>): boolean {
+  return env['OTEL_SDK_DISABLED']?.trim().toLowerCase() === 'true';
 }
 
 try {

@@ -1,4 +1,5 @@
 import type { LoopDetectionSpanProcessor } from '../processor.js';
+import type { ExporterEndpoint } from './exit.js';
 import { appRequire, appResolve } from './resolve.js';
 
 interface Startable {
@@ -18,7 +19,10 @@ type Ctor<T> = new (...args: unknown[]) => T;
  * handling. `@opentelemetry/auto-instrumentations-node` is enabled when the app has it installed
  * (it reads `OTEL_NODE_ENABLED_INSTRUMENTATIONS` / `OTEL_NODE_DISABLED_INSTRUMENTATIONS`).
  */
-export function startNodeSdk(loops: LoopDetectionSpanProcessor, env: Readonly<Record<string, string | undefined>>): { sdk: Startable; describe: string } {
+export function startNodeSdk(
+  loops: LoopDetectionSpanProcessor,
+  env: Readonly<Record<string, string | undefined>>,
+): { sdk: Startable; describe: string; endpoints: ExporterEndpoint[] } {
   const sdkPath = appResolve('@opentelemetry/sdk-node');
   if (sdkPath === undefined) {
     throw new Error("@opentelemetry/sdk-node is not installed: add it to the app (npm i @opentelemetry/sdk-node), or use LOOPWATCH_REGISTER=attach with your own provider");
@@ -33,7 +37,11 @@ export function startNodeSdk(loops: LoopDetectionSpanProcessor, env: Readonly<Re
     ...(instrumentations ? { instrumentations: [instrumentations] } : {}),
   });
   sdk.start();
-  return { sdk, describe: `NodeSDK, traces to ${processors.names.join(', ') || 'nowhere'}${instrumentations ? ', auto-instrumentations on' : ''}` };
+  return {
+    sdk,
+    describe: `NodeSDK, traces to ${processors.names.join(', ') || 'nowhere'}${instrumentations ? ', auto-instrumentations on' : ''}`,
+    endpoints: processors.endpoints,
+  };
 }
 
 interface TraceSdk {
@@ -42,7 +50,35 @@ interface TraceSdk {
   ConsoleSpanExporter: Ctor<unknown>;
 }
 
-function exportProcessors(env: Readonly<Record<string, string | undefined>>, fromSdk: (id: string) => unknown): { list: unknown[]; names: string[] } {
+/**
+ * Where an exporter sends, as the exporters themselves resolve it from the same variables (the
+ * OTLP exporter specification's defaults), for the exit-time check in exit.ts. Undefined when
+ * the variable holds something that is not a URL: the exporter reports that itself.
+ */
+function endpointOf(kind: 'http' | 'grpc' | 'zipkin', exporter: string, env: Readonly<Record<string, string | undefined>>): ExporterEndpoint | undefined {
+  const pick = (...names: string[]): [string, string] | undefined => {
+    for (const n of names) {
+      const v = env[n]?.trim();
+      if (v) return [n, v];
+    }
+    return undefined;
+  };
+  let found: [string, string];
+  if (kind === 'zipkin') found = pick('OTEL_EXPORTER_ZIPKIN_ENDPOINT') ?? ['OTEL_EXPORTER_ZIPKIN_ENDPOINT', 'http://localhost:9411/api/v2/spans'];
+  else {
+    const signal = pick('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+    const base = pick('OTEL_EXPORTER_OTLP_ENDPOINT');
+    found = signal ?? (base ? [base[0], kind === 'http' ? `${base[1].replace(/\/$/, '')}/v1/traces` : base[1]] : ['OTEL_EXPORTER_OTLP_ENDPOINT', kind === 'http' ? 'http://localhost:4318/v1/traces' : 'http://localhost:4317']);
+  }
+  try {
+    const url = new URL(found[1].includes('://') ? found[1] : `http://${found[1]}`);
+    return { exporter, url, variable: found[0] };
+  } catch {
+    return undefined;
+  }
+}
+
+function exportProcessors(env: Readonly<Record<string, string | undefined>>, fromSdk: (id: string) => unknown): { list: unknown[]; names: string[]; endpoints: ExporterEndpoint[] } {
   // sdk-trace (2.9+ and 3.x) takes an options object; the sdk-trace-base shim of older NodeSDKs takes the exporter.
   let trace: TraceSdk;
   let optionsObject = true;
@@ -55,6 +91,10 @@ function exportProcessors(env: Readonly<Record<string, string | undefined>>, fro
   const wrap = (Processor: Ctor<unknown>, exporter: unknown): unknown => (optionsObject ? new Processor({ exporter }) : new Processor(exporter));
   const list: unknown[] = [];
   const names: string[] = [];
+  const endpoints: ExporterEndpoint[] = [];
+  const add = (endpoint: ExporterEndpoint | undefined): void => {
+    if (endpoint) endpoints.push(endpoint);
+  };
   const kinds = (env['OTEL_TRACES_EXPORTER'] ?? 'otlp').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   for (const kind of new Set(kinds)) {
     if (kind === 'none') continue;
@@ -64,6 +104,7 @@ function exportProcessors(env: Readonly<Record<string, string | undefined>>, fro
       const { OTLPTraceExporter } = fromSdk(`@opentelemetry/${pkg}`) as { OTLPTraceExporter: Ctor<unknown> };
       list.push(wrap(trace.BatchSpanProcessor, new OTLPTraceExporter()));
       names.push(`otlp (${protocol})`);
+      add(endpointOf(protocol === 'grpc' ? 'grpc' : 'http', `otlp (${protocol})`, env));
     } else if (kind === 'console') {
       list.push(wrap(trace.SimpleSpanProcessor, new trace.ConsoleSpanExporter()));
       names.push('console');
@@ -71,11 +112,12 @@ function exportProcessors(env: Readonly<Record<string, string | undefined>>, fro
       const { ZipkinExporter } = fromSdk('@opentelemetry/exporter-zipkin') as { ZipkinExporter: Ctor<unknown> };
       list.push(wrap(trace.BatchSpanProcessor, new ZipkinExporter()));
       names.push('zipkin');
+      add(endpointOf('zipkin', 'zipkin', env));
     } else {
       throw new Error(`OTEL_TRACES_EXPORTER: '${kind}' is not supported (otlp, console, zipkin, none)`);
     }
   }
-  return { list, names };
+  return { list, names, endpoints };
 }
 
 function autoInstrumentations(): unknown {

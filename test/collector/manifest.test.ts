@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { BUILDER_MANIFEST, collectorBinary, REPO_ROOT } from '../e2e/support/paths.js';
-import { componentsUsedBy, CONFIG_FILES, type ComponentKind } from './support/configs.js';
+import { join } from 'node:path';
+import { componentsUsedBy, CONFIG_FILES, README_OTLP_HTTP_OVERLAY, type ComponentKind } from './support/configs.js';
+import { COLLECTOR_CONFIG_DIR } from '../e2e/support/paths.js';
 
 interface Manifest {
   dist: { name: string; output_path: string };
@@ -25,9 +27,9 @@ const manifest = parse(manifestText) as Manifest;
 const KINDS: readonly ComponentKind[] = ['receivers', 'processors', 'exporters', 'connectors', 'extensions'];
 
 /** `otelcol components` of the built binary: component type names and modules per kind. */
-function builtComponents(): Record<ComponentKind, { name: string; module: string }[]> {
+function builtComponents(): Record<ComponentKind, { name: string; module: string; stability: Record<string, string> }[]> {
   const out = execFileSync(collectorBinary(), ['components'], { encoding: 'utf8' });
-  return parse(out) as Record<ComponentKind, { name: string; module: string }[]>;
+  return parse(out) as Record<ComponentKind, { name: string; module: string; stability: Record<string, string> }[]>;
 }
 
 describe('collector-config/builder-config.yaml', () => {
@@ -42,9 +44,9 @@ describe('collector-config/builder-config.yaml', () => {
     expect(providerVersions.size).toBe(1);
   });
 
-  it('builds a collector with exactly the components the configs use, from the pinned modules', () => {
+  it('builds a collector with exactly the components the configs and the README examples use, from the pinned modules', () => {
     const built = builtComponents();
-    const used = componentsUsedBy(CONFIG_FILES);
+    const used = componentsUsedBy(CONFIG_FILES, [README_OTLP_HTTP_OVERLAY()]);
     for (const kind of KINDS) {
       const names = (built[kind] ?? []).map((c) => c.name).sort();
       expect(names, `${kind} in the binary vs. in the configs`).toEqual([...used[kind]].sort());
@@ -52,6 +54,22 @@ describe('collector-config/builder-config.yaml', () => {
     const builtModules = KINDS.flatMap((k) => (built[k] ?? []).map((c) => c.module)).sort();
     const manifestModules = KINDS.flatMap((k) => (manifest[k] ?? []).map((c) => c.gomod)).sort();
     expect(builtModules).toEqual(manifestModules);
+  });
+
+  it("README's stability table says what the built binary says, for the signals used (Alpha named as such)", () => {
+    const readme = readFileSync(join(COLLECTOR_CONFIG_DIR, 'README.md'), 'utf8');
+    const table = readme.slice(readme.indexOf('### Component stability'), readme.indexOf('## ', readme.indexOf('### Component stability') + 4));
+    const rows = [...table.matchAll(/^\| `(\w+)` \| (\w+) \| ([^|]+) \| \**(\w+)\** \|$/gm)].map((m) => ({ name: m[1] ?? '', kind: `${m[2] ?? ''}s` as ComponentKind, stability: m[4] ?? '' }));
+    const built = builtComponents();
+    const all = KINDS.flatMap((k) => (built[k] ?? []).map((c) => ({ kind: k, name: c.name })));
+    expect(rows.map((r) => `${r.kind}/${r.name}`).sort()).toEqual(all.map((c) => `${c.kind}/${c.name}`).sort());
+    // The signals each component is used for here: traces, or metrics for the counters' pipeline.
+    const signal: Record<string, string> = { count: 'traces-to-metrics', delta_to_cumulative: 'metrics', transform: 'metrics', file: 'traces', tail_sampling: 'traces', load_balancing: 'traces', prometheus: 'metrics', health_check: 'extension' };
+    for (const r of rows) {
+      const c = built[r.kind]?.find((x) => x.name === r.name);
+      const levels = Object.entries(c?.stability ?? {}).filter(([s]) => (signal[r.name] ?? 'traces') === s).map(([, v]) => v);
+      expect(levels, `${r.name}: stability for ${signal[r.name] ?? 'traces'}`).toEqual([r.stability]);
+    }
   });
 
   it('caches the binary outside the repo, keyed by the hash of the manifest', () => {

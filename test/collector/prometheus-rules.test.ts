@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { requireTool, RULES_FILE, RULES_TEST_FILE } from '../e2e/support/paths.js';
+import { REPO_ROOT, requireTool, RULES_FILE, RULES_TEST_FILE } from '../e2e/support/paths.js';
 
 interface Rule {
   record?: string;
@@ -58,18 +58,51 @@ describe('collector-config/prometheus/loopwatch.rules.yml', () => {
     expect(res.status).toBe(0);
   });
 
-  it('has the four alerts, each with severity, summary and description', () => {
+  it('has the four alerts, each with severity, summary, description, runbook_url and dashboard_url (monitoring-mixins)', () => {
     expect(alerts.map((a) => a.alert).sort()).toEqual([
       'LoopwatchCriticalLoopStops',
       'LoopwatchFirstLoopsForTemplate',
       'LoopwatchHighLoopsPerToolCall',
       'LoopwatchLoopRateSpike',
     ]);
+    const runbook = readFileSync(join(REPO_ROOT, 'docs', 'runbook.md'), 'utf8');
+    // GitHub's anchors: the heading lower-cased, spaces to dashes, other punctuation dropped.
+    const anchors = new Set([...runbook.matchAll(/^#{2,4} (.+)$/gm)].map((m) => (m[1] ?? '').toLowerCase().replace(/[^\w\s-]/g, '').replace(/\s/g, '-')));
     for (const a of alerts) {
       expect(['critical', 'warning', 'info'], a.alert).toContain(a.labels?.severity);
       expect(a.annotations?.summary, a.alert).toMatch(/\S/);
       expect(a.annotations?.description, a.alert).toMatch(/\{\{ *\$labels\.gen_ai_prompt_name *\}\}/);
+      const runbookUrl = a.annotations?.runbook_url ?? '';
+      expect(runbookUrl, a.alert).toMatch(/^https:\/\/github\.com\/loopwatch\/loopwatch\/blob\/main\/docs\/runbook\.md#/);
+      expect(anchors, `${a.alert}: docs/runbook.md has a section for it`).toContain(runbookUrl.split('#')[1]);
+      expect(a.annotations?.dashboard_url, a.alert).toMatch(/\/d\/loopwatch-prompt-template\?var-job=\{\{ \$labels\.job \}\}&var-service=\{\{ \$labels\.exported_job \}\}&var-prompt_template=\{\{ \$labels\.gen_ai_prompt_name \}\}/);
     }
+  });
+
+  it('pages only for critical stops: a relative spike and a high ratio warn, first loops inform', () => {
+    expect(Object.fromEntries(alerts.map((a) => [a.alert, a.labels?.severity]))).toEqual({
+      LoopwatchLoopRateSpike: 'warning',
+      LoopwatchHighLoopsPerToolCall: 'warning',
+      LoopwatchFirstLoopsForTemplate: 'info',
+      LoopwatchCriticalLoopStops: 'critical',
+    });
+  });
+
+  it('keeps services apart: every aggregation keeps job and exported_job (the agent service)', () => {
+    for (const r of rules) {
+      for (const m of r.expr.matchAll(/\b(?:sum|count) by \(([^)]*)\)/g)) {
+        const by = (m[1] ?? '').split(',').map((x) => x.trim());
+        expect(by, r.record ?? r.alert).toEqual(expect.arrayContaining(['job', 'exported_job', 'gen_ai_prompt_name']));
+      }
+      if (r.record) expect(r.record.startsWith('job_exported_job_gen_ai_prompt_name'), r.record).toBe(true);
+    }
+  });
+
+  it('builds the first-loops alert on its recording rule, not on a subquery over the raw counters', () => {
+    const first = alerts.find((a) => a.alert === 'LoopwatchFirstLoopsForTemplate');
+    expect(first?.expr).not.toMatch(/\[[^\]]*:[^\]]*\]/); // no [range:step] subquery
+    expect(first?.expr).not.toContain('gen_ai_tool_loop_detections_total');
+    expect(first?.expr).toContain('job_exported_job_gen_ai_prompt_name:gen_ai_tool_loop_detections_series:count[7d]');
   });
 
   it('unit-tests every alert both firing and not firing', () => {
@@ -95,13 +128,15 @@ describe('collector-config/prometheus/loopwatch.rules.yml', () => {
     ['spike: absolute floor', 'rate5m > 0.03', 'rate5m > 0'],
     ['spike: baseline factor', '> 3 * (', '> 0.5 * ('],
     ['spike: for', '        for: 5m', '        for: 0m'],
-    ['ratio: call-volume floor', 'gen_ai_prompt_name:gen_ai_tool_calls:rate5m > 0.1', 'gen_ai_prompt_name:gen_ai_tool_calls:rate5m > 0'],
+    ['ratio: call-volume floor', 'job_exported_job_gen_ai_prompt_name:gen_ai_tool_calls:rate5m > 0.1', 'job_exported_job_gen_ai_prompt_name:gen_ai_tool_calls:rate5m > 0'],
     ['ratio: threshold', 'ratio_rate5m > 0.1', 'ratio_rate5m > 0.01'],
     ['ratio: for', 'for: 15m', 'for: 5m'],
-    ['first loops: sparse-aware presence check', 'count by (gen_ai_prompt_name) (gen_ai_tool_loop_detections_total)\n          unless', 'sum by (gen_ai_prompt_name) (increase(gen_ai_tool_loop_detections_total[10m])) > 0\n          unless'],
-    ['first loops: look-back', '[7d:5m] offset 15m', '[7d:5m] offset 1m'],
+    ['first loops: sparse-aware presence check', 'count by (job, exported_job, gen_ai_prompt_name) (gen_ai_tool_loop_detections_total)', 'count by (job, exported_job, gen_ai_prompt_name) (increase(gen_ai_tool_loop_detections_total[10m]) > 0)'],
+    ['first loops: look-back', '[7d] offset 15m', '[7d] offset 1m'],
+    ['first loops: services apart', 'count by (job, exported_job, gen_ai_prompt_name) (gen_ai_tool_loop_detections_total)', 'count by (job, gen_ai_prompt_name) (gen_ai_tool_loop_detections_total)'],
     ['critical: first increment of a new series', ') * 1\n            or\n', ') * 0\n            or\n'],
     ['critical: level filter', 'increase(gen_ai_tool_loop_detections_total{loop_level="critical"}[10m])', 'increase(gen_ai_tool_loop_detections_total[10m])'],
+    ['critical: services apart', 'sum by (job, exported_job, gen_ai_prompt_name, gen_ai_tool_name, loop_kind)', 'sum by (job, gen_ai_prompt_name, gen_ai_tool_name, loop_kind)'],
   ] as const)('unit tests catch a broken %s', async ([, from, to], { expect }) => {
     expect(rulesText, `mutation target not found: ${from}`).toContain(from);
     expect(await unitTestsPassWith(from, to)).toBe(false);

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { collectorBinary, COLLECTOR_CONFIG_DIR } from '../e2e/support/paths.js';
-import { readConfig } from './support/configs.js';
+import { collectorBinary, COLLECTOR_CONFIG_DIR, GATEWAY_CONFIG } from '../e2e/support/paths.js';
+import { readConfig, README_OTLP_HTTP_OVERLAY } from './support/configs.js';
 
 const readme = readFileSync(join(COLLECTOR_CONFIG_DIR, 'README.md'), 'utf8');
 const section = readme.slice(readme.indexOf('## Adding loopwatch to an existing collector'));
@@ -52,5 +52,27 @@ describe('collector-config/README.md wiring snippet', () => {
     const strip = (c: unknown) => JSON.parse(JSON.stringify(c, (k: string, v: unknown) => (k === 'description' ? undefined : v))) as unknown;
     expect(strip(docs.connectors?.['count/loopwatch'])).toEqual(strip(gateway.connectors?.['count/loopwatch']));
     expect(docs.processors?.['transform/restamp_deltas']).toEqual(gateway.processors?.['transform/restamp_deltas']);
+  });
+});
+
+describe('collector-config/README.md OTLP/HTTP backend example (Langfuse)', () => {
+  it('validates as an overlay of gateway.yaml, sending the sampled traces with otlp_http only', () => {
+    const overlay = README_OTLP_HTTP_OVERLAY();
+    expect(overlay).toContain('otlp_http/langfuse');
+    writeFileSync(join(dir, 'langfuse.yaml'), overlay);
+    const res = spawnSync(collectorBinary(), ['validate', '--config', GATEWAY_CONFIG, '--config', join(dir, 'langfuse.yaml')], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', LANGFUSE_AUTH: 'cGstbGYtMTIzOnNrLWxmLTQ1Ng==' },
+    });
+    expect(`${res.stdout}${res.stderr}`).toBe('');
+    expect(res.status).toBe(0);
+    const doc = parse(overlay) as { service: { pipelines: Record<string, { exporters: string[] }> } };
+    expect(doc.service.pipelines['traces/sampled']?.exporters).toEqual(['otlp_http/langfuse']);
+  });
+
+  it('is rejected by the collector when the endpoint is not a URL (the validation can fail)', () => {
+    writeFileSync(join(dir, 'bad.yaml'), README_OTLP_HTTP_OVERLAY().replace(/endpoint: .*/, 'endpoint: "::not a url::"'));
+    const res = spawnSync(collectorBinary(), ['validate', '--config', GATEWAY_CONFIG, '--config', join(dir, 'bad.yaml')], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    expect(res.status).not.toBe(0);
   });
 });

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ALERTS, COLLECTOR_SERIES, DATASOURCE, LABELS, METRIC_LABELS, METRICS, UNKNOWN_LABEL_VALUE } from '../../dashboards/src/config.js';
+import { ALERTS, COLLECTOR_SERIES, DATASOURCE, LABELS, METRIC_LABELS, METRICS, RECORDED, SOURCE_LABELS, UNKNOWN_LABEL_VALUE } from '../../dashboards/src/config.js';
 import { PROVISIONING_FILES } from '../../dashboards/src/provisioning.js';
 import { GATEWAY_CONFIG, requireTool, RULES_FILE } from '../e2e/support/paths.js';
 import { REPO_ROOT } from './support/dashboard-json.js';
@@ -74,7 +74,12 @@ describe('dashboards config against the Prometheus rules', () => {
     const used = new Set(rules().flatMap((r) => [...r.expr.matchAll(/\b(gen_ai_\w+_total)\b/g)].map((m) => m[1])));
     expect([...used].filter((m) => m !== undefined && !recorded.has(m)).sort()).toEqual(Object.values(METRICS).sort());
     const labels = new Set(rules().flatMap((r) => [...r.expr.matchAll(/\b(?:by|on)\s*\(([^)]*)\)/g)].flatMap((m) => (m[1] ?? '').split(',').map((l) => l.trim()))));
-    expect([...labels].filter((l) => l !== '' && !Object.values(LABELS).includes(l as never))).toEqual([]);
+    expect([...labels].filter((l) => l !== '' && !Object.values(LABELS).includes(l as never) && !Object.values(SOURCE_LABELS).includes(l as never))).toEqual([]);
+  });
+
+  it('has the recording rules the panels read', () => {
+    const recorded = new Set(rules().flatMap((r) => (r.record ? [r.record] : [])));
+    for (const name of Object.values(RECORDED)) expect(recorded, name).toContain(name);
   });
 });
 

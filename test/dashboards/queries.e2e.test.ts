@@ -10,17 +10,17 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { ALERTS, LABELS, VARIABLES } from '../../dashboards/src/config.js';
+import { ALERTS, LABELS, RECORDED, VARIABLES } from '../../dashboards/src/config.js';
 import { paginated, repeatedCall, trafficRound } from '../e2e/support/agent-traffic.js';
 import { expectEventuallyEqual } from '../e2e/support/expect-eventually.js';
 import { RUN_ROOT } from '../e2e/support/paths.js';
 import { sleep } from '../e2e/support/process.js';
 import { compareInstant, compareRange } from './support/compare.js';
 import { loadDashboards, queriesOf, REPO_ROOT, type DashboardJson } from './support/dashboard-json.js';
-import { ExpectationContext, OVERVIEW_EXPECTATIONS, PROMPT_TEMPLATE_EXPECTATIONS, type AlertRuleInfo, type Expectation, type Scenario } from './support/expectations.js';
+import { ALERT_LABELS, ExpectationContext, OVERVIEW_EXPECTATIONS, PROMPT_TEMPLATE_EXPECTATIONS, type AlertRuleInfo, type Expectation, type Scenario } from './support/expectations.js';
 import { interpolate, type VariableValues } from './support/grafana-vars.js';
 import type { Sample } from './support/prom-api.js';
-import { DashboardStack, shippedRuleFiles } from './support/stack.js';
+import { DashboardStack, SERVICES, shippedRuleFiles } from './support/stack.js';
 import type { TimeWindow } from './support/truth.js';
 
 const runDir = join(RUN_ROOT, `dashboards-${process.pid}-${Date.now()}`);
@@ -47,6 +47,13 @@ function alertRuleInfo(): AlertRuleInfo {
 }
 
 const phaseOrder = (): readonly string[] => stack.phases;
+
+/** When the shipped recording rules last ran before T (epoch ms): the time of their newest sample. */
+async function ruleEvaluationTime(): Promise<number> {
+  const [sample] = await stack.api.instant(`max(timestamp(${RECORDED.loopRate5m}))`, T / 1000);
+  if (!sample) throw new Error('the recording rules have no sample at T');
+  return Math.round(sample.value * 1000);
+}
 const context = (s: Scenario): ExpectationContext => new ExpectationContext(stack.truth, s, alertRuleInfo(), phaseOrder(), STEP_SECONDS);
 
 /** Variable values for a scenario; the drill-down's template is a single value. */
@@ -55,6 +62,8 @@ function variableValues(d: DashboardJson, s: Scenario): VariableValues {
   const prompt = s.selection.prompt;
   return {
     [VARIABLES.datasource]: 'loopwatch-prometheus',
+    // job and instance: All (one scrape job, one gateway here).
+    [VARIABLES.service]: s.selection.service,
     [VARIABLES.prompt]: single ? prompt?.[0] : prompt,
     [VARIABLES.tool]: s.selection.tool,
     [VARIABLES.kind]: s.selection.kind,
@@ -89,7 +98,10 @@ async function checkInstant(d: DashboardJson, table: Readonly<Record<string, (c:
     }
     const expr = interpolate(q.expr, d, variableValues(d, s), { rangeSeconds: s.range.seconds, rateSeconds: s.rate.seconds, intervalSeconds: STEP_SECONDS });
     const samples = await stack.api.instant(expr, T / 1000);
-    for (const p of compareInstant(expect_(ctx), samples)) problems.push(`${s.name} / ${q.key}: ${p}\n    ${expr}`);
+    const expectation = expect_(ctx);
+    // A recording-rule panel is compared with the rule's definition at the rule's evaluation time.
+    const reference = expectation.kind === 'recorded' ? await stack.api.instant(expectation.reference, (await ruleEvaluationTime()) / 1000) : [];
+    for (const p of compareInstant(expectation, samples, reference)) problems.push(`${s.name} / ${q.key}: ${p}\n    ${expr}`);
     record.push(`| ${q.key} | \`${expr.replace(/\|/g, '\\|')}\` | ${show(samples).replace(/\|/g, '\\|')} |`);
   }
   return problems;
@@ -136,7 +148,7 @@ describe('dashboard queries on the real collector and Prometheus', { timeout: 24
     await expectEventuallyEqual(
       async () =>
         (await stack.prometheus.query(`ALERTS{alertstate="firing", alertname=~"${ALERTS.namePrefix}.+"}`))
-          .map((s) => ['alertname', 'severity', LABELS.prompt, LABELS.tool, LABELS.kind].map((l) => s.metric[l] ?? '').join(' | '))
+          .map((s) => ALERT_LABELS.map((l) => s.metric[l] ?? '').join(' | '))
           .sort(),
       alertKeys,
       { timeoutMs: 30_000, what: 'firing loopwatch alerts' },
@@ -184,11 +196,17 @@ describe('dashboard queries on the real collector and Prometheus', { timeout: 24
         const everything: TimeWindow = windows.all;
         const forDashboard = d.uid === dashboards.promptTemplate.uid ? { prompt: ['code-fix'] } : selection;
         const want =
-          v.name === VARIABLES.prompt
-            ? [...stack.truth.count('calls', {}, [LABELS.prompt], everything).keys()]
-            : v.name === VARIABLES.tool
-              ? [...stack.truth.count('calls', forDashboard, [LABELS.tool], everything).keys()]
-              : [...stack.truth.count('detections', {}, [LABELS.kind], everything).keys()];
+          v.name === VARIABLES.job
+            ? ['loopwatch-gateway']
+            : v.name === VARIABLES.instance
+              ? [stack.gateway.metricsTarget]
+              : v.name === VARIABLES.service
+                ? [...SERVICES]
+                : v.name === VARIABLES.prompt
+                  ? [...stack.truth.count('calls', {}, [LABELS.prompt], everything).keys()]
+                  : v.name === VARIABLES.tool
+                    ? [...stack.truth.count('calls', forDashboard, [LABELS.tool], everything).keys()]
+                    : [...stack.truth.count('detections', {}, [LABELS.kind], everything).keys()];
         expect(got, `${d.uid} $${v.name} = ${v.definition ?? ''}`).toEqual(want.sort());
       }
     }
@@ -206,10 +224,13 @@ describe('dashboard queries on the real collector and Prometheus', { timeout: 24
     },
     // A 2 s rate window: graphs read 0 now.
     { name: 'whole test, 2 s steps', selection: {}, range: windows.all, rate: windows.quiet },
+    // One service: the other service's runs of the same templates must not count.
+    { name: 'one service', selection: { service: [SERVICES[1]] }, range: windows.all, rate: windows.later },
   ];
 
   const drillDownScenarios = (): Scenario[] => [
     { name: 'support-triage', selection: { prompt: ['support-triage'] }, range: windows.later, rate: windows.later, baseline: windows.all },
+    { name: 'support-triage in one service', selection: { service: [SERVICES[0]], prompt: ['support-triage'] }, range: windows.all, rate: windows.later, baseline: windows.all },
     { name: 'code-fix, two kinds', selection: { prompt: ['code-fix'], kind: ['error_pattern', 'cycle'] }, range: windows.all, rate: windows.later, baseline: windows.all },
     { name: 'unknown template, 2 s steps', selection: { prompt: ['unknown'] }, range: windows.later, rate: windows.quiet, baseline: windows.all },
   ];

@@ -3,12 +3,13 @@
  * overlaps, datasource references that resolve to the provisioned datasource, the current schema
  * version, and every variable a query, legend or link uses defined (and every variable used).
  */
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DashboardBuilder } from '@grafana/grafana-foundation-sdk/dashboard';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { DATASOURCE, VARIABLES } from '../../dashboards/src/config.js';
+import { DATASOURCE, METRICS, RECORDED, SOURCE_LABELS, VARIABLES } from '../../dashboards/src/config.js';
 import { GRID_COLUMNS } from '../../dashboards/src/layout.js';
 import { PROVISIONING_FILES } from '../../dashboards/src/provisioning.js';
 import { allPanels, loadDashboards, queriesOf, REPO_ROOT, type DashboardJson, type DatasourceRef, type PanelJson } from './support/dashboard-json.js';
@@ -144,6 +145,63 @@ describe.each(DASHBOARDS_UNDER_TEST.map((d) => [d.uid, d] as const))('dashboard 
       if (!q.panel) continue;
       expect(q.range, q.key).toBe(q.panel.type === 'timeseries');
     }
+  });
+});
+
+/** Grafana's unit ids the panels use; dashboard-linter v0.1.1's panel-units-rule accepts exactly its list, which holds these. */
+const KNOWN_UNITS = new Set(['none', 'short', 'percent', 'percentunit', 'cpm', 'string', 'dateTimeFromNow']);
+
+/** Every `metric{matchers}` selector in a query: the metric (or rule) name and its matchers. */
+function selectors(expr: string): { name: string; matchers: string }[] {
+  return [...expr.matchAll(/\b([A-Za-z_:][\w:]*)\{([^}]*)\}/g)].map((m) => ({ name: m[1] ?? '', matchers: m[2] ?? '' }));
+}
+
+describe.each(DASHBOARDS_UNDER_TEST.map((d) => [d.uid, d] as const))('dashboard %s, by the dashboard-linter conventions', (_uid, d) => {
+  it('is read-only, as its provisioning (allowUiUpdates: false) makes it', () => {
+    expect(d.editable).toBe(false);
+    const provider = parse(readFileSync(join(REPO_ROOT, PROVISIONING_FILES.dashboards), 'utf8')) as { providers: { allowUiUpdates: boolean }[] };
+    expect(provider.providers[0]?.allowUiUpdates).toBe(false);
+  });
+
+  it('has Job and Instance variables (multi, All = .+) and a Service variable, on the datasource variable', () => {
+    for (const [name, label] of [[VARIABLES.job, 'Job'], [VARIABLES.instance, 'Instance'], [VARIABLES.service, 'Service']] as const) {
+      const v = d.templating.list.find((x) => x.name === name);
+      expect(v, name).toMatchObject({ type: 'query', label, multi: true, includeAll: true, datasource: { uid: `\${${VARIABLES.datasource}}` } });
+      if (name !== VARIABLES.service) expect(v?.allValue, name).toBe('.+');
+    }
+  });
+
+  it('filters every selector by job and service, and by instance where the series still has it (raw counters)', () => {
+    const missing: string[] = [];
+    for (const q of queriesOf(d)) {
+      for (const sel of selectors(q.expr)) {
+        const need = [`${SOURCE_LABELS.job}=~"$${VARIABLES.job}"`, `${SOURCE_LABELS.service}=~"$${VARIABLES.service}"`];
+        if (Object.values(METRICS).includes(sel.name as never)) need.push(`${SOURCE_LABELS.instance}=~"$${VARIABLES.instance}"`);
+        else if (!Object.values(RECORDED).includes(sel.name as never) && sel.name !== 'ALERTS') missing.push(`${q.key}: unexpected selector ${sel.name}`);
+        for (const n of need) if (!sel.matchers.includes(n)) missing.push(`${q.key}: ${sel.name} lacks ${n}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('gives every stat, graph and bar a unit Grafana knows (no free-text suffix units)', () => {
+    for (const p of allPanels(d).filter((x) => x.type !== 'row')) {
+      const unit = p.fieldConfig?.defaults?.unit;
+      expect(KNOWN_UNITS.has(unit ?? ''), `${p.title ?? ''}: ${String(unit)}`).toBe(true);
+    }
+  });
+});
+
+/**
+ * Grafana's dashboard-linter itself, where it is installed (LOOPWATCH_DASHBOARD_LINTER or
+ * `dashboard-linter` on PATH): its Go module cannot be fetched through the module proxy, so CI
+ * does not have it; build it from a checkout of its v0.1.1 tag with `go build` (docs/dashboards.md).
+ */
+const linter = process.env.LOOPWATCH_DASHBOARD_LINTER ?? spawnSync('bash', ['-c', 'command -v dashboard-linter'], { encoding: 'utf8' }).stdout.trim();
+describe.skipIf(!linter)('Grafana dashboard-linter (when installed)', () => {
+  it.each(['loopwatch-overview.json', 'loopwatch-prompt-template.json'])('lint --strict %s passes, exceptions only from dashboards/.lint', (file) => {
+    const out = execFileSync(linter, ['lint', '--strict', join(REPO_ROOT, 'dashboards', file)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(out).not.toContain('❌');
   });
 });
 

@@ -34,6 +34,8 @@ let apps: AgentApp[] = [];
 const runs: RunRecord[] = [];
 
 const allDetections = () => apps.flatMap((a) => a.detections);
+/** service.name of apps[i] (see beforeAll). */
+const SERVICE_OF_APP = ['agent-worker', 'agent-worker', 'agent-batch'] as const;
 
 describe('gateway.yaml on a real collector, scraped by a real Prometheus', { timeout: 180_000 }, () => {
   beforeAll(async () => {
@@ -160,16 +162,19 @@ describe('gateway.yaml on a real collector, scraped by a real Prometheus', { tim
 
   it("fires the shipped alert rules on this traffic: first loops per template, critical stops", async () => {
     onTestFailed(() => void (failed = true));
-    const templates = [...new Set(allDetections().map((d) => d.promptName ?? UNKNOWN))].sort();
-    const criticals = [...new Set(allDetections().filter((d) => d.level === 'critical').map((d) => `${d.promptName ?? UNKNOWN} | ${d.toolName} | ${d.kind}`))].sort();
+    // The alerts are per service (exported_job: the apps' service.name) and template.
+    const byService = apps.flatMap((a, i) => a.detections.map((d) => ({ d, service: SERVICE_OF_APP[i] ?? '' })));
+    const templates = [...new Set(byService.map(({ d, service }) => `${service} | ${d.promptName ?? UNKNOWN}`))].sort();
+    const criticals = [...new Set(byService.filter(({ d }) => d.level === 'critical').map(({ d, service }) => `${service} | ${d.promptName ?? UNKNOWN} | ${d.toolName} | ${d.kind}`))].sort();
+    expect(new Set(byService.map(({ service }) => service)).size).toBe(2);
     expect(criticals.length).toBeGreaterThan(0);
     const firing = async (alert: string, labels: readonly string[]) =>
       (await prom.query(`ALERTS{alertname="${alert}", alertstate="firing"}`)).map((s) => labels.map((l) => s.metric[l] ?? '').join(' | ')).sort();
-    await expectEventuallyEqual(() => firing('LoopwatchFirstLoopsForTemplate', ['gen_ai_prompt_name']), templates, {
+    await expectEventuallyEqual(() => firing('LoopwatchFirstLoopsForTemplate', ['exported_job', 'gen_ai_prompt_name']), templates, {
       timeoutMs: 30_000,
       what: 'LoopwatchFirstLoopsForTemplate alerts',
     });
-    await expectEventuallyEqual(() => firing('LoopwatchCriticalLoopStops', ['gen_ai_prompt_name', 'gen_ai_tool_name', 'loop_kind']), criticals, {
+    await expectEventuallyEqual(() => firing('LoopwatchCriticalLoopStops', ['exported_job', 'gen_ai_prompt_name', 'gen_ai_tool_name', 'loop_kind']), criticals, {
       timeoutMs: 30_000,
       what: 'LoopwatchCriticalLoopStops alerts',
     });

@@ -5,6 +5,8 @@
  * (API < 1.10 for SDK 2.x, >= 1.10 for 3.x), hence separate projects. Node 22 comes from
  * scripts/setup/30-node22.sh.
  */
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cells, otlpReceiver, prepare, runNode, type CellInfo, type ReceivedSpan } from './support.js';
 
@@ -158,7 +160,7 @@ describe.each(ALL.filter((c) => c.name.startsWith('nodesdk')))('zero-code start 
     expect(run.code, run.stderr).toBe(0);
     const out = run.json<{ executed: number; aborted: boolean; traceId: string }>();
     expect(out).toMatchObject({ executed: 10, aborted: false });
-    expect(run.stderr).toContain("LOOPWATCH_THRESHOLDS: 'bogus=1:2' is not RULE=WARNING:CRITICAL");
+    expect(run.stderr).toContain("LOOPWATCH_THRESHOLDS: 'bogus=1:2' names no rule: 'bogus' is not one of repeat,");
     expect(run.stderr).toContain('LOOPWATCH_MAX_TRACES=many is not a positive integer');
     const logged = run.stderr
       .split('\n')
@@ -178,6 +180,33 @@ describe.each(ALL.filter((c) => c.name.startsWith('nodesdk')))('zero-code start 
     expect(out).toMatchObject({ registered: true, executed: 5, aborted: true });
     expect(run.stderr).toContain('loopwatch: attached to the registered tracer provider (mode enforce)');
     expect(toolEvents(spans, out.traceId)).toEqual([[], [], ['warning'], [], ['critical']]);
+  });
+
+  it('OTEL_SDK_DISABLED=true: says loopwatch is off too, instead of "started" over a no-op SDK', async () => {
+    const { run, spans } = await withReceiver(['--require', 'loopwatch/register', 'app.cjs'], { OTEL_SDK_DISABLED: 'true' });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json()).toMatchObject({ registered: false, executed: 10, aborted: false });
+    expect(run.stderr).toBe('loopwatch: OTEL_SDK_DISABLED is true: the OpenTelemetry SDK is off, so loopwatch is not started either\n');
+    expect(spans).toEqual([]);
+  });
+
+  it('no collector at the default OTLP endpoint: exits at once and blames the missing destination, not loopwatch', async () => {
+    // A port that was just free: nothing listens there, so connections are refused.
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as AddressInfo).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const started = Date.now();
+    const run = await runNode(nodeFor(cell), cell.dir, ['--import', 'loopwatch/register', 'app.mjs'], { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` });
+    const seconds = (Date.now() - started) / 1000;
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json()).toMatchObject({ registered: true, executed: 5, aborted: true });
+    expect(run.stderr).toContain(`loopwatch: nothing listens at http://127.0.0.1:${port}/v1/traces (OTEL_EXPORTER_OTLP_ENDPOINT): the otlp (http/protobuf) trace exporter cannot deliver this run's spans`);
+    expect(run.stderr).not.toContain('shutdown failed');
+    // The exporter alone retries with back-off for about 8 s before it gives up.
+    expect(seconds).toBeLessThan(4);
   });
 
   it('LOOPWATCH_DISABLED=true leaves the app alone', async () => {

@@ -1,9 +1,14 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { settingsFromEnv } from '../../src/register/env.js';
 import { LoopDetectionSpanProcessor } from '../../src/index.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 describe('LOOPWATCH_* variables of the zero-code start', () => {
   it('defaults: start NodeSDK, warn on stderr, enforce', () => {
@@ -14,6 +19,7 @@ describe('LOOPWATCH_* variables of the zero-code start', () => {
 
   it('a config file (YAML) first, the single variables on top', () => {
     const dir = mkdtempSync(join(tmpdir(), 'loopwatch-env-'));
+    dirs.push(dir);
     const file = join(dir, 'loopwatch.yaml');
     writeFileSync(file, 'mode: observe\nthresholds:\n  repeat: { warning: 4, critical: 9 }\n  cycle: { warning: 5, critical: 6 }\ntools:\n  deploy: { role: exempt }\n');
     const s = settingsFromEnv({ LOOPWATCH_CONFIG: file, LOOPWATCH_MODE: 'enforce', LOOPWATCH_THRESHOLDS: 'repeat=:7, unknownTool=-:3', LOOPWATCH_POLLERS: 'get_status, poll_*' });
@@ -32,5 +38,20 @@ describe('LOOPWATCH_* variables of the zero-code start', () => {
     expect(s.problems).toHaveLength(4);
     expect(s.problems.join('\n')).toMatch(/LOOPWATCH_CONFIG: .*no such file.*; the file is ignored/);
     expect(settingsFromEnv({ LOOPWATCH_DISABLED: '1', LOOPWATCH_REGISTER: 'attach' }).register).toBe('off');
+  });
+
+  it('LOOPWATCH_THRESHOLDS names the part that is wrong: the value of a level, or the rule', () => {
+    const s = settingsFromEnv({ LOOPWATCH_THRESHOLDS: 'repeat=abc, cycle=3:x, bogus=1:2, noProgress, errorClass=1:2:3, unknownTool=0:2, changingOutput=30:60' });
+    expect(s.problems).toEqual([
+      "LOOPWATCH_THRESHOLDS: 'repeat=abc' has warning level 'abc', which is not a whole number of at least 1 (or '-' for off, empty to keep the default); ignored",
+      "LOOPWATCH_THRESHOLDS: 'cycle=3:x' has critical level 'x', which is not a whole number of at least 1 (or '-' for off, empty to keep the default); ignored",
+      "LOOPWATCH_THRESHOLDS: 'bogus=1:2' names no rule: 'bogus' is not one of repeat, changingOutput, noProgress, cycle, repeatedFailure, errorClass, unknownTool; ignored",
+      "LOOPWATCH_THRESHOLDS: 'noProgress' is not RULE=WARNING:CRITICAL (e.g. repeat=4:8); ignored",
+      "LOOPWATCH_THRESHOLDS: 'errorClass=1:2:3' has 3 levels; give WARNING:CRITICAL; ignored",
+      "LOOPWATCH_THRESHOLDS: 'unknownTool=0:2' has warning level '0', which is not a whole number of at least 1 (or '-' for off, empty to keep the default); ignored",
+    ]);
+    // the good item still applies
+    expect(s.options.thresholds).toEqual({ changingOutput: { warning: 30, critical: 60 } });
+    expect(settingsFromEnv({ LOOPWATCH_THRESHOLDS: 'repeat = 4 / 8, cycle=-:' }).options.thresholds).toEqual({ repeat: { warning: 4, critical: 8 }, cycle: { warning: null } });
   });
 });

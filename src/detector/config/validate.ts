@@ -1,5 +1,7 @@
 import { RULE_KEYS } from '../rules.js';
-import { TOOL_ROLES, type LoopwatchConfig } from './types.js';
+import type { Mode } from '../types.js';
+import type { ThresholdInput } from '../thresholds.js';
+import { TOOL_ROLES, type LoopwatchConfig, type RoleInput, type ToolOverride, type VolatileKeysInput } from './types.js';
 
 /**
  * Validation: configuration arrives from YAML files and environment variables as well as code, so
@@ -38,7 +40,38 @@ const CONFIG_KEY_SET = {
   volatileKeys: true,
   knownTools: true,
 } as const satisfies Record<keyof LoopwatchConfig, true>;
-const CONFIG_KEYS = Object.keys(CONFIG_KEY_SET);
+/*
+ * The key lists and number limits are the one source of truth for the validator and for the JSON
+ * Schema of loopwatch.yaml (scripts/config-schema.ts generates schema/loopwatch.schema.json from them).
+ */
+export const CONFIG_KEYS = Object.keys(CONFIG_KEY_SET) as readonly (keyof LoopwatchConfig)[];
+export const MODES: readonly Mode[] = ['enforce', 'observe'];
+export const THRESHOLD_KEYS = ['warning', 'critical'] as const satisfies readonly (keyof ThresholdInput)[];
+export const EVIDENCE_KEYS = ['argumentsOnly', 'nameOnly'] as const satisfies readonly (keyof NonNullable<LoopwatchConfig['evidence']>)[];
+export const CYCLE_KEYS = ['maxPeriod'] as const satisfies readonly (keyof NonNullable<LoopwatchConfig['cycle']>)[];
+export const SPACING_KEYS = ['idleMs', 'weight'] as const satisfies readonly (keyof NonNullable<LoopwatchConfig['spacing']>)[];
+export const ROLE_NAMES = ['poller', 'wait', 'exempt'] as const satisfies readonly (keyof NonNullable<LoopwatchConfig['roles']>)[];
+export const ROLE_KEYS = ['match', 'thresholds'] as const satisfies readonly (keyof RoleInput)[];
+export const TOOL_OVERRIDE_KEYS = ['role', 'thresholds', 'volatileKeys'] as const satisfies readonly (keyof ToolOverride)[];
+export const VOLATILE_KEYS_KEYS = ['arguments', 'result'] as const satisfies readonly (keyof VolatileKeysInput)[];
+
+/** Limits of a number setting: `nullable` lets `null` through (a threshold level turned off). */
+export interface NumberLimits {
+  readonly min: number;
+  readonly max?: number;
+  readonly integer?: boolean;
+  readonly nullable?: boolean;
+}
+
+export const NUMBER_LIMITS = {
+  /** `warning` and `critical` of every threshold pair (counts; `null` turns a level off). */
+  threshold: { min: 1, nullable: true },
+  maxPeriod: { min: 2, max: 16, integer: true },
+  idleMs: { min: 0 },
+  weight: { min: 0, max: 1 },
+  gapBudget: { min: 0, max: 8, integer: true },
+  historySize: { min: 8, max: 4096, integer: true },
+} as const satisfies Record<string, NumberLimits>;
 
 type Path = ReadonlyArray<string | number>;
 
@@ -58,7 +91,7 @@ function checkNumber(
   v: unknown,
   path: Path,
   issues: ConfigIssue[],
-  opts: { min: number; integer?: boolean; max?: number; nullable?: boolean },
+  opts: NumberLimits,
 ): void {
   if (v === undefined) return;
   if (v === null && opts.nullable) return;
@@ -84,9 +117,9 @@ function checkThreshold(v: unknown, path: Path, issues: ConfigIssue[]): void {
     issues.push({ path, message: `expected { warning, critical }, got ${describe(v)}` });
     return;
   }
-  checkKeys(v, ['warning', 'critical'], path, issues);
-  checkNumber(v.warning, [...path, 'warning'], issues, { min: 1, nullable: true });
-  checkNumber(v.critical, [...path, 'critical'], issues, { min: 1, nullable: true });
+  checkKeys(v, THRESHOLD_KEYS, path, issues);
+  checkNumber(v.warning, [...path, 'warning'], issues, NUMBER_LIMITS.threshold);
+  checkNumber(v.critical, [...path, 'critical'], issues, NUMBER_LIMITS.threshold);
   if (typeof v.warning === 'number' && typeof v.critical === 'number' && v.warning > v.critical) {
     issues.push({ path, message: `warning (${v.warning}) must not be above critical (${v.critical})` });
   }
@@ -130,7 +163,7 @@ function checkVolatileKeys(v: unknown, path: Path, issues: ConfigIssue[]): void 
     issues.push({ path, message: `expected { arguments, result }, got ${describe(v)}` });
     return;
   }
-  checkKeys(v, ['arguments', 'result'], path, issues);
+  checkKeys(v, VOLATILE_KEYS_KEYS, path, issues);
   checkStringList(v.arguments, [...path, 'arguments'], issues);
   checkStringList(v.result, [...path, 'result'], issues);
 }
@@ -141,47 +174,46 @@ export function validateConfig(config: unknown): ConfigIssue[] {
   if (config === undefined || config === null) return issues;
   if (!isRecord(config)) return [{ path: [], message: `expected a map of settings, got ${describe(config)}` }];
   checkKeys(config, CONFIG_KEYS, [], issues);
-  if (config.mode !== undefined && config.mode !== 'enforce' && config.mode !== 'observe') {
+  if (config.mode !== undefined && !MODES.includes(config.mode as Mode)) {
     issues.push({ path: ['mode'], message: `expected "enforce" or "observe", got ${describe(config.mode)}` });
   }
   checkRuleThresholds(config.thresholds, ['thresholds'], issues);
   if (config.evidence !== undefined) {
     if (!isRecord(config.evidence)) issues.push({ path: ['evidence'], message: `expected a map, got ${describe(config.evidence)}` });
     else {
-      checkKeys(config.evidence, ['argumentsOnly', 'nameOnly'], ['evidence'], issues);
-      checkThreshold(config.evidence.argumentsOnly, ['evidence', 'argumentsOnly'], issues);
-      checkThreshold(config.evidence.nameOnly, ['evidence', 'nameOnly'], issues);
+      checkKeys(config.evidence, EVIDENCE_KEYS, ['evidence'], issues);
+      for (const key of EVIDENCE_KEYS) checkThreshold(config.evidence[key], ['evidence', key], issues);
     }
   }
   if (config.cycle !== undefined) {
     if (!isRecord(config.cycle)) issues.push({ path: ['cycle'], message: `expected a map, got ${describe(config.cycle)}` });
     else {
-      checkKeys(config.cycle, ['maxPeriod'], ['cycle'], issues);
-      checkNumber(config.cycle.maxPeriod, ['cycle', 'maxPeriod'], issues, { min: 2, max: 16, integer: true });
+      checkKeys(config.cycle, CYCLE_KEYS, ['cycle'], issues);
+      checkNumber(config.cycle.maxPeriod, ['cycle', 'maxPeriod'], issues, NUMBER_LIMITS.maxPeriod);
     }
   }
   if (config.spacing !== undefined) {
     if (!isRecord(config.spacing)) issues.push({ path: ['spacing'], message: `expected a map, got ${describe(config.spacing)}` });
     else {
-      checkKeys(config.spacing, ['idleMs', 'weight'], ['spacing'], issues);
-      checkNumber(config.spacing.idleMs, ['spacing', 'idleMs'], issues, { min: 0 });
-      checkNumber(config.spacing.weight, ['spacing', 'weight'], issues, { min: 0, max: 1 });
+      checkKeys(config.spacing, SPACING_KEYS, ['spacing'], issues);
+      checkNumber(config.spacing.idleMs, ['spacing', 'idleMs'], issues, NUMBER_LIMITS.idleMs);
+      checkNumber(config.spacing.weight, ['spacing', 'weight'], issues, NUMBER_LIMITS.weight);
     }
   }
-  checkNumber(config.gapBudget, ['gapBudget'], issues, { min: 0, max: 8, integer: true });
-  checkNumber(config.historySize, ['historySize'], issues, { min: 8, max: 4096, integer: true });
+  checkNumber(config.gapBudget, ['gapBudget'], issues, NUMBER_LIMITS.gapBudget);
+  checkNumber(config.historySize, ['historySize'], issues, NUMBER_LIMITS.historySize);
   if (config.roles !== undefined) {
     if (!isRecord(config.roles)) issues.push({ path: ['roles'], message: `expected a map, got ${describe(config.roles)}` });
     else {
-      checkKeys(config.roles, ['poller', 'wait', 'exempt'], ['roles'], issues);
-      for (const name of ['poller', 'wait', 'exempt'] as const) {
+      checkKeys(config.roles, ROLE_NAMES, ['roles'], issues);
+      for (const name of ROLE_NAMES) {
         const r = config.roles[name];
         if (r === undefined) continue;
         if (!isRecord(r)) {
           issues.push({ path: ['roles', name], message: `expected { match, thresholds }, got ${describe(r)}` });
           continue;
         }
-        checkKeys(r, ['match', 'thresholds'], ['roles', name], issues);
+        checkKeys(r, ROLE_KEYS, ['roles', name], issues);
         checkStringList(r.match, ['roles', name, 'match'], issues, true);
         checkRuleThresholds(r.thresholds, ['roles', name, 'thresholds'], issues);
       }
@@ -196,7 +228,7 @@ export function validateConfig(config: unknown): ConfigIssue[] {
           issues.push({ path, message: `expected { role, thresholds, volatileKeys }, got ${describe(o)}` });
           continue;
         }
-        checkKeys(o, ['role', 'thresholds', 'volatileKeys'], path, issues);
+        checkKeys(o, TOOL_OVERRIDE_KEYS, path, issues);
         if (o.role !== undefined && !(TOOL_ROLES as readonly unknown[]).includes(o.role)) {
           issues.push({ path: [...path, 'role'], message: `expected one of ${TOOL_ROLES.join(', ')}, got ${describe(o.role)}` });
         }

@@ -1,8 +1,18 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parse } from 'yaml';
-import { GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY, LOAD_BALANCER_CONFIG, SERVE_GATEWAY_CONFIG, SERVE_GATEWAY_FILE_EXPORT_OVERLAY } from '../../e2e/support/paths.js';
+import { COLLECTOR_CONFIG_DIR, GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY, LOAD_BALANCER_CONFIG, SERVE_GATEWAY_CONFIG, SERVE_GATEWAY_FILE_EXPORT_OVERLAY } from '../../e2e/support/paths.js';
 
 export const CONFIG_FILES = [GATEWAY_CONFIG, GATEWAY_FILE_EXPORT_OVERLAY, LOAD_BALANCER_CONFIG, SERVE_GATEWAY_CONFIG, SERVE_GATEWAY_FILE_EXPORT_OVERLAY] as const;
+/** The overlay in collector-config/README.md that sends the sampled traces to an OTLP/HTTP backend. */
+export function README_OTLP_HTTP_OVERLAY(): string {
+  const readme = readFileSync(join(COLLECTOR_CONFIG_DIR, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Sending the sampled traces to an OTLP/HTTP backend'));
+  const snippet = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+  if (snippet === undefined) throw new Error('collector-config/README.md: no OTLP/HTTP backend example');
+  return snippet;
+}
+
 export type ComponentKind = 'receivers' | 'processors' | 'exporters' | 'connectors' | 'extensions';
 
 export type CollectorConfig = Partial<Record<ComponentKind, Record<string, unknown>>> & {
@@ -17,8 +27,8 @@ export function readConfig(file: string): CollectorConfig {
   return parse(readFileSync(file, 'utf8')) as CollectorConfig;
 }
 
-/** Component types (the part before "/" of an id) each kind of section defines, over all files. */
-export function componentsUsedBy(files: readonly string[]): Record<ComponentKind, Set<string>> {
+/** Component types (the part before "/" of an id) each kind of section defines, over all files (and YAML texts). */
+export function componentsUsedBy(files: readonly string[], texts: readonly string[] = []): Record<ComponentKind, Set<string>> {
   const used: Record<ComponentKind, Set<string>> = {
     receivers: new Set(),
     processors: new Set(),
@@ -26,8 +36,7 @@ export function componentsUsedBy(files: readonly string[]): Record<ComponentKind
     connectors: new Set(),
     extensions: new Set(),
   };
-  for (const file of files) {
-    const config = readConfig(file);
+  for (const config of [...files.map(readConfig), ...texts.map((t) => parse(t) as CollectorConfig)]) {
     for (const kind of Object.keys(used) as ComponentKind[]) {
       for (const id of Object.keys(config[kind] ?? {})) used[kind].add(id.split('/')[0] ?? id);
     }

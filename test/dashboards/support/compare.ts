@@ -1,5 +1,5 @@
 /** Compares Prometheus results with expectations, returning readable problems (empty when they match). */
-import type { BoundsExpectation, Expectation, GroupsExpectation } from './expectations.js';
+import type { BoundsExpectation, Expectation, GroupsExpectation, RecordedExpectation } from './expectations.js';
 import type { Sample, Series } from './prom-api.js';
 import { groupKey } from './truth.js';
 
@@ -47,12 +47,27 @@ function compareBounds(e: BoundsExpectation, actual: ReadonlyMap<string, number>
   }
 }
 
-/** An instant query's result against its expectation. */
-export function compareInstant(e: Expectation, samples: readonly Sample[]): string[] {
+/**
+ * A recording-rule panel: the expected groups on both sides (the panel's and the reference's),
+ * and the panel's value equal to the reference's (`reference`: its samples, evaluated at the
+ * rule's evaluation time).
+ */
+function compareRecorded(e: RecordedExpectation, actual: ReadonlyMap<string, number>, reference: ReadonlyMap<string, number>, problems: string[]): void {
+  if (!sameGroups(e.by, e.groups, reference.keys(), problems, 'reference groups')) return;
+  if (!sameGroups(e.by, e.groups, actual.keys(), problems)) return;
+  for (const [key, value] of reference) {
+    const a = actual.get(key) ?? Number.NaN;
+    if (!close(a, value)) problems.push(`[${key}]: want ${fmt(value)} (the rule's definition at its evaluation time), got ${fmt(a)}`);
+  }
+}
+
+/** An instant query's result against its expectation (`reference`: the samples of a recorded expectation's reference query). */
+export function compareInstant(e: Expectation, samples: readonly Sample[], reference: readonly Sample[] = []): string[] {
   const problems: string[] = [];
   const actual = byGroup(samples, e.by, problems);
   if (e.kind === 'groups') compareGroups(e, actual, problems);
-  else compareBounds(e, actual, problems);
+  else if (e.kind === 'bounds') compareBounds(e, actual, problems);
+  else compareRecorded(e, actual, byGroup(reference, e.by, problems), problems);
   return problems;
 }
 
@@ -74,7 +89,7 @@ export function compareRange(e: Expectation, series: readonly Series[], stepSeco
     }
     sums.set(key, sum);
   }
-  sameGroups(e.by, (e.kind === 'groups' ? e.values : e.bounds).keys(), sums.keys(), problems, 'series');
+  sameGroups(e.by, e.kind === 'groups' ? e.values.keys() : e.kind === 'bounds' ? e.bounds.keys() : e.groups, sums.keys(), problems, 'series');
   if (e.kind === 'groups' && e.increments) {
     for (const [key, n] of e.increments) {
       const total = ((sums.get(key) ?? Number.NaN) * stepSeconds) / 60;

@@ -77,6 +77,7 @@ export interface DashboardJson {
   readonly uid: string;
   readonly title: string;
   readonly description?: string;
+  readonly editable?: boolean;
   readonly schemaVersion: number;
   readonly panels: readonly PanelJson[];
   readonly templating: { readonly list: readonly VariableJson[] };

@@ -3,12 +3,16 @@
  * scenario (selected variables and time windows). One entry per query of the committed JSON;
  * the test fails for a query without an entry, so no panel ships unproven.
  */
-import { ALERTS, LABELS, type LabelName } from '../../../dashboards/src/config.js';
+import { ALERTS, LABELS, METRICS, SOURCE_LABELS, type LabelName } from '../../../dashboards/src/config.js';
 import type { Metric, Phase, Selection, TimeWindow, Truth } from './truth.js';
 
 const P = LABELS.prompt;
 const T = LABELS.tool;
 const K = LABELS.kind;
+const S = SOURCE_LABELS.service;
+
+/** The labels a firing loopwatch alert is told apart by (ALERTS series). */
+export const ALERT_LABELS = ['alertname', 'severity', S, P, T, K] as const;
 
 export interface Scenario {
   readonly name: string;
@@ -37,7 +41,19 @@ export interface BoundsExpectation {
   readonly bounds: ReadonlyMap<string, readonly [number, number]>;
 }
 
-export type Expectation = GroupsExpectation | BoundsExpectation;
+/**
+ * A panel reading a recording rule of the shipped rules: these groups (from the truth), each with
+ * the value of `reference`, the rule's own definition over the raw counters evaluated by Prometheus
+ * at the rule's last evaluation time (rates over 5 minutes are Prometheus' extrapolation, not counts).
+ */
+export interface RecordedExpectation {
+  readonly kind: 'recorded';
+  readonly by: readonly string[];
+  readonly groups: ReadonlySet<string>;
+  readonly reference: string;
+}
+
+export type Expectation = GroupsExpectation | BoundsExpectation | RecordedExpectation;
 
 export interface AlertRuleInfo {
   readonly severity: ReadonlyMap<string, string>;
@@ -109,22 +125,50 @@ export class ExpectationContext {
     return mapValues(divide(this.count('detections', [], window), this.count('detections', [], window, false)), (v) => 100 * v);
   }
 
-  /** ALERTS{alertstate="firing"} of loopwatch's rules for the selected templates, by every label. */
+  /** ALERTS{alertstate="firing"} of loopwatch's rules for the selected services and templates, by every label. */
   firingAlerts(): GroupsExpectation {
-    const by = ['alertname', 'severity', P, T, K];
     const all: TimeWindow = { phases: new Set(this.phaseOrder), seconds: 0 };
-    const sel: Selection = { ...(this.scenario.selection.prompt ? { prompt: this.scenario.selection.prompt } : {}) };
+    const { service, prompt } = this.scenario.selection;
+    const sel: Selection = { ...(service ? { service } : {}), ...(prompt ? { prompt } : {}) };
     const values: Values = new Map();
     const severity = (name: string): string => this.alerts.severity.get(name) ?? '?';
-    // First loops of a template: fires for every template with a detection (the test's Prometheus is new).
-    for (const key of this.truth.count('detections', sel, [P], all).keys()) {
+    // First loops of a template, per service: fires for every one with a detection (the test's Prometheus is new).
+    for (const key of this.truth.count('detections', sel, [S, P], all).keys()) {
       values.set([ALERTS.names.firstLoops, severity(ALERTS.names.firstLoops), key, '', ''].join(' | '), 1);
     }
-    // Critical stops: per template, tool and kind with a critical detection in the last 10 minutes (all of the test).
-    for (const key of this.truth.count('criticals', sel, [P, T, K], all).keys()) {
+    // Critical stops: per service, template, tool and kind with a critical detection in the last 10 minutes (all of the test).
+    for (const key of this.truth.count('criticals', sel, [S, P, T, K], all).keys()) {
       values.set([ALERTS.names.criticalStops, severity(ALERTS.names.criticalStops), key].join(' | '), 1);
     }
-    return { kind: 'groups', by, values };
+    return { kind: 'groups', by: ALERT_LABELS, values };
+  }
+
+  /** The scenario's service and template selection as PromQL matchers on the raw counters. */
+  private rawMatchers(): string {
+    const { service, prompt } = this.scenario.selection;
+    const anyOf = (label: string, values: readonly string[] | undefined): string[] =>
+      values ? [`${label}=~"${values.map((v) => v.replace(/[\\^$*+?.()|{}[\]]/g, '\\\\$&')).join('|')}"`] : [];
+    return [...anyOf(S, service), ...anyOf(P, prompt)].join(', ');
+  }
+
+  /**
+   * A panel on the loop-rate recording rule (per minute, or per 100 tool calls with `perCall`),
+   * grouped by `by`: the groups with loop series for the selected services and templates, whatever
+   * tools and kinds are selected (the rules sum over them).
+   */
+  recordedLoopRate(by: readonly LabelName[], options: { perCall?: boolean; offset?: string; window?: string } = {}): RecordedExpectation {
+    const all: TimeWindow = { phases: new Set(this.phaseOrder), seconds: 0 };
+    const { service, prompt } = this.scenario.selection;
+    const sel: Selection = { ...(service ? { service } : {}), ...(prompt ? { prompt } : {}) };
+    const sum = (metric: string): string =>
+      `sum${by.length ? ` by (${by.join(', ')})` : ''} (rate(${metric}{${this.rawMatchers()}}[${options.window ?? '5m'}]${options.offset ? ` offset ${options.offset}` : ''}))`;
+    const loops = new Set(this.truth.count('detections', sel, by, all).keys());
+    const calls = new Set(this.truth.count('calls', sel, by, all).keys());
+    const groups = options.offset ? new Set<string>() : options.perCall ? new Set([...loops].filter((k) => calls.has(k))) : loops;
+    const reference = options.perCall
+      ? `100 * ${sum(METRICS.loopDetections)} / (${sum(METRICS.toolCalls)} > 0)`
+      : `60 * ${sum(METRICS.loopDetections)}`;
+    return { kind: 'recorded', by, groups, reference };
   }
 
   /**
@@ -169,8 +213,8 @@ export const OVERVIEW_EXPECTATIONS: ExpectationTable = {
     const n = c.firingAlerts().values.size;
     return c.groups([], single(n > 0 ? n : undefined));
   },
-  'Loop detections per minute by prompt template/A': (c) => c.perMinute('detections', [P]),
-  'Loops per 100 tool calls by prompt template/A': (c) => c.groups([P], c.per100([P], c.scenario.rate)),
+  'Loop detections per minute by prompt template/A': (c) => c.recordedLoopRate([P]),
+  'Loops per 100 tool calls by prompt template/A': (c) => c.recordedLoopRate([P], { perCall: true }),
   'Prompt templates/A': (c) => c.groups([P], c.count('calls', [P])),
   'Prompt templates/B': (c) => c.groups([P], orZero(c.count('detections', [P]), c.count('calls', [P]))),
   'Prompt templates/C': (c) => c.groups([P], c.per100([P], c.scenario.range)),
@@ -197,19 +241,17 @@ function baselineWindow(c: ExpectationContext): TimeWindow {
 
 export const PROMPT_TEMPLATE_EXPECTATIONS: ExpectationTable = {
   ...SHARED,
-  'Now vs. baseline/A': (c) => {
+  'Now vs. baseline (×)/A': (c) => {
     const base = baselineWindow(c);
     const now = mapValues(c.count('detections', [], c.scenario.rate), (v) => v / c.scenario.rate.seconds);
     const normal = mapValues(c.count('detections', [], base), (v) => v / base.seconds);
     return c.groups([], divide(now, normal));
   },
   'Share of all loops/A': (c) => c.groups([], c.share(c.scenario.range)),
-  'Loop rate vs. its baseline/A': (c) => c.perMinute('detections', []),
-  'Loop rate vs. its baseline/B': (c) => {
-    const base = baselineWindow(c);
-    return c.groups([], mapValues(c.count('detections', [], base), (v) => (v * 60) / base.seconds));
-  },
-  'Loops per 100 tool calls over time/A': (c) => c.groups([], c.per100([], c.scenario.rate)),
+  'Loop rate vs. its baseline/A': (c) => c.recordedLoopRate([]),
+  // The hour before the last 5 minutes: before this test's Prometheus existed, so no series.
+  'Loop rate vs. its baseline/B': (c) => c.recordedLoopRate([], { window: '1h', offset: '5m' }),
+  'Loops per 100 tool calls over time/A': (c) => c.recordedLoopRate([], { perCall: true }),
   'Share of all loops over time/A': (c) => c.groups([], c.share(c.scenario.rate)),
   'Loop detections per minute by tool/A': (c) => c.perMinute('detections', [T]),
   'Loop detections per minute by kind/A': (c) => c.perMinute('detections', [K]),

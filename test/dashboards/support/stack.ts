@@ -27,6 +27,9 @@ export function shippedRuleFiles(): string[] {
   return (config.rule_files ?? []).map((r) => resolve(dirname(file), r));
 }
 
+/** The agent apps' service.name values (exported_job in Prometheus); runs alternate between them. */
+export const SERVICES = ['agent-worker', 'agent-batch'] as const;
+
 export class DashboardStack {
   readonly truth = new Truth();
   readonly phases: Phase[] = [];
@@ -51,11 +54,9 @@ export class DashboardStack {
       await Promise.allSettled([gateway.stop(), prometheus?.stop()]);
       throw e;
     }
-    // Two services: every contract series exists once per service, so the panels must sum them.
-    const apps = [
-      createAgentApp({ serviceName: 'agent-worker', otlpTracesUrl: gateway.otlpHttpUrl }),
-      createAgentApp({ serviceName: 'agent-batch', otlpTracesUrl: gateway.otlpHttpUrl }),
-    ];
+    // Two services: every contract series exists once per service, so the panels must sum them
+    // (or pick one by $service), and the alerts fire per service.
+    const apps = SERVICES.map((serviceName) => createAgentApp({ serviceName, otlpTracesUrl: gateway.otlpHttpUrl }));
     return new DashboardStack(gateway, prometheus, new PromApi(prometheus.url), apps);
   }
 
@@ -64,17 +65,17 @@ export class DashboardStack {
     const before = this.apps.map((a) => a.detections.length);
     const emitted = Date.now();
     const runs = specs.map((spec, i) => {
-      const app = this.apps[i % this.apps.length];
+      const index = i % this.apps.length;
+      const app = this.apps[index];
       if (!app) throw new Error('no agent app');
-      return emitRun(app.tracer, spec);
+      return { run: emitRun(app.tracer, spec), service: SERVICES[index] ?? '' };
     });
     await Promise.all(this.apps.map((a) => a.flush()));
-    this.runs.push(...runs);
-    this.truth.addRuns(name, runs);
-    this.truth.addDetections(
-      name,
-      this.apps.flatMap((a, i) => a.detections.slice(before[i])),
-    );
+    this.runs.push(...runs.map((r) => r.run));
+    SERVICES.forEach((service, i) => {
+      this.truth.addRuns(name, service, runs.filter((r) => r.service === service).map((r) => r.run));
+      this.truth.addDetections(name, service, this.apps[i]?.detections.slice(before[i]) ?? []);
+    });
     this.phases.push(name);
     const allDetections = this.apps.flatMap((a) => a.detections);
     await expectEventuallyEqual(

@@ -6,7 +6,7 @@
 import type { LoopDetection } from '../../../src/index.js';
 import type { RunRecord } from '../../e2e/support/agent-traffic.js';
 import { UNKNOWN } from '../../e2e/support/truth.js';
-import { LABELS, LEVELS, type LabelName } from '../../../dashboards/src/config.js';
+import { LABELS, LEVELS, SOURCE_LABELS, type LabelName } from '../../../dashboards/src/config.js';
 
 export type Phase = string;
 
@@ -18,6 +18,8 @@ export interface Observation {
 
 /** Which values of a variable are selected; undefined = All. */
 export interface Selection {
+  /** exported_job: the agents' service.name. */
+  readonly service?: readonly string[];
   readonly prompt?: readonly string[];
   readonly tool?: readonly string[];
   readonly kind?: readonly string[];
@@ -43,17 +45,20 @@ export class Truth {
   /** When each phase started emitting, and when Prometheus was seen holding all of it (epoch ms). */
   readonly phaseTimes = new Map<Phase, { emitted: number; visible: number }>();
 
-  addDetections(phase: Phase, detections: readonly LoopDetection[]): void {
+  /** Detections reported by the agent app of `service` (its service.name: exported_job in Prometheus). */
+  addDetections(phase: Phase, service: string, detections: readonly LoopDetection[]): void {
     for (const d of detections) {
       this.detections.push({
         phase,
-        labels: { [LABELS.prompt]: d.promptName ?? UNKNOWN, [LABELS.tool]: d.toolName, [LABELS.kind]: d.kind, [LABELS.level]: d.level },
+        labels: { [SOURCE_LABELS.service]: service, [LABELS.prompt]: d.promptName ?? UNKNOWN, [LABELS.tool]: d.toolName, [LABELS.kind]: d.kind, [LABELS.level]: d.level },
       });
     }
   }
 
-  addRuns(phase: Phase, runs: readonly RunRecord[]): void {
-    for (const r of runs) for (const tool of r.toolCalls) this.calls.push({ phase, labels: { [LABELS.prompt]: r.template ?? UNKNOWN, [LABELS.tool]: tool } });
+  addRuns(phase: Phase, service: string, runs: readonly RunRecord[]): void {
+    for (const r of runs) {
+      for (const tool of r.toolCalls) this.calls.push({ phase, labels: { [SOURCE_LABELS.service]: service, [LABELS.prompt]: r.template ?? UNKNOWN, [LABELS.tool]: tool } });
+    }
   }
 
   private observations(metric: Metric, selection: Selection, withPrompt: boolean): Observation[] {
@@ -61,6 +66,7 @@ export class Truth {
     const pass = (values: readonly string[] | undefined, v: string | undefined): boolean => values === undefined || (v !== undefined && values.includes(v));
     return source.filter(
       (o) =>
+        pass(selection.service, o.labels[SOURCE_LABELS.service]) &&
         (!withPrompt || pass(selection.prompt, o.labels[LABELS.prompt])) &&
         pass(selection.tool, o.labels[LABELS.tool]) &&
         (metric === 'calls' || pass(selection.kind, o.labels[LABELS.kind])) &&

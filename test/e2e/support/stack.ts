@@ -125,15 +125,15 @@ async function start(): Promise<void> {
 loopwatch stack on loopback (logs, data and pid files: ${runDir})
   OTLP in           gRPC 127.0.0.1:${ports.grpc}   HTTP ${otlpUrl}
   loop metrics      http://127.0.0.1:${ports.metrics}/metrics
-  Prometheus        ${prom.url}   (alerts: ${prom.url}/alerts, rules: ${prom.url}/rules)
+  Prometheus        ${prom.url}   (alerts: ${prom.url}/classic/alerts, rules: ${prom.url}/classic/rules)
   collector health  ${gateway.healthUrl}   self-metrics ${gateway.telemetryUrl}
   sampled traces    ${sampledFile}   (read it with: npx tsx src/cli/bin.ts scan ${sampledFile})
   demo traffic      a round of 10 agent runs every 10 s for 15 minutes (log: ${join(runDir, 'demo-traffic.log')})
 
-Example PromQL (paste into ${prom.url}/graph):
+Example PromQL (paste into ${prom.url}/classic/graph):
   ${example}
   sum by (gen_ai_prompt_name, gen_ai_tool_name) (gen_ai_tool_calls_total)
-  gen_ai_prompt_name:gen_ai_tool_loop_detections_per_tool_call:ratio_rate5m
+  job_exported_job_gen_ai_prompt_name:gen_ai_tool_loop_detections_per_tool_call:ratio_rate5m
   ALERTS{alertstate="firing"}
 
 Stop everything: npm run stack:stop
