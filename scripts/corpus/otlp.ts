@@ -1,0 +1,138 @@
+import { createHash } from 'node:crypto';
+import type { CorpusRun } from './run.js';
+
+/**
+ * One run as one OTLP/JSON document, as an OpenTelemetry SDK would export it: a root
+ * `invoke_agent` span, a `chat` span per model turn (with token usage when the source has it),
+ * an `execute_tool` span per tool call (arguments and result as JSON / text strings, failures as
+ * status ERROR with `error.type`), parallel calls of one turn overlapping under the same parent.
+ * User messages are `gen_ai.user.message` events on the root (time only, no content). The
+ * corpus' own attributes (`corpus.*`) name the run and how it ended.
+ */
+
+type AnyValue = { stringValue: string } | { intValue: string } | { boolValue: boolean };
+interface KeyValue {
+  key: string;
+  value: AnyValue;
+}
+
+function attr(key: string, v: string | number | boolean): KeyValue {
+  if (typeof v === 'string') return { key, value: { stringValue: v } };
+  if (typeof v === 'boolean') return { key, value: { boolValue: v } };
+  return { key, value: { intValue: String(Math.round(v)) } };
+}
+
+function id(seed: string, bytes: 8 | 16): string {
+  return createHash('sha256').update(seed).digest('hex').slice(0, bytes * 2);
+}
+
+function ns(ms: number): string {
+  return `${BigInt(Math.round(ms * 1000)) * 1000n}`;
+}
+
+export function traceIdOf(source: string, runId: string): string {
+  return id(`trace\0${source}\0${runId}`, 16);
+}
+
+function argumentsText(a: unknown): string {
+  return typeof a === 'string' ? a : JSON.stringify(a ?? {});
+}
+
+export function runToOtlp(run: CorpusRun): object {
+  const traceId = traceIdOf(run.source, run.id);
+  const rootId = id(`${traceId}:root`, 8);
+  const spans: object[] = [];
+  const first = run.turns[0]?.start ?? 0;
+  let last = first;
+  const agentSpans = new Map<string, string>();
+  const events: object[] = [];
+  let callNo = 0;
+  run.turns.forEach((turn, i) => {
+    last = Math.max(last, turn.end, ...turn.calls.map((c) => c.end));
+    if (turn.kind === 'user') {
+      events.push({ timeUnixNano: ns(turn.end), name: 'gen_ai.user.message', attributes: [] });
+      return;
+    }
+    let parent = rootId;
+    if (turn.agent !== undefined) {
+      const sub = agentSpans.get(turn.agent) ?? id(`${traceId}:agent:${turn.agent}`, 8);
+      agentSpans.set(turn.agent, sub);
+      parent = sub;
+    }
+    const chatId = id(`${traceId}:chat:${i}`, 8);
+    spans.push({
+      traceId,
+      spanId: chatId,
+      parentSpanId: parent,
+      name: `chat ${run.model}`,
+      kind: 3,
+      startTimeUnixNano: ns(turn.start),
+      endTimeUnixNano: ns(turn.end),
+      attributes: [
+        attr('gen_ai.operation.name', 'chat'),
+        attr('gen_ai.request.model', run.model),
+        ...(turn.usage ? [attr('gen_ai.usage.input_tokens', turn.usage.input), attr('gen_ai.usage.output_tokens', turn.usage.output)] : []),
+      ],
+    });
+    for (const call of turn.calls) {
+      callNo++;
+      const attributes: KeyValue[] = [
+        attr('gen_ai.operation.name', 'execute_tool'),
+        attr('gen_ai.tool.name', call.name),
+        attr('gen_ai.tool.call.arguments', argumentsText(call.arguments)),
+      ];
+      if (call.id !== undefined) attributes.push(attr('gen_ai.tool.call.id', call.id));
+      if (call.error !== undefined) attributes.push(attr('error.type', '_OTHER'));
+      else if (call.result !== undefined) attributes.push(attr('gen_ai.tool.call.result', call.result));
+      spans.push({
+        traceId,
+        spanId: id(`${traceId}:tool:${callNo}`, 8),
+        parentSpanId: parent,
+        name: `execute_tool ${call.name}`,
+        kind: 1,
+        startTimeUnixNano: ns(call.start),
+        endTimeUnixNano: ns(call.end),
+        attributes,
+        ...(call.error !== undefined ? { status: { code: 2, message: call.error } } : {}),
+      });
+    }
+  });
+  for (const [agent, spanId] of agentSpans) {
+    spans.push({
+      traceId,
+      spanId,
+      parentSpanId: rootId,
+      name: `invoke_agent ${agent}`,
+      kind: 1,
+      startTimeUnixNano: ns(first),
+      endTimeUnixNano: ns(last),
+      attributes: [attr('gen_ai.operation.name', 'invoke_agent'), attr('gen_ai.agent.name', agent)],
+    });
+  }
+  spans.push({
+    traceId,
+    spanId: rootId,
+    name: `invoke_agent ${run.agent}`,
+    kind: 1,
+    startTimeUnixNano: ns(first),
+    endTimeUnixNano: ns(last + 1),
+    attributes: [
+      attr('gen_ai.operation.name', 'invoke_agent'),
+      attr('gen_ai.agent.name', run.agent),
+      attr('gen_ai.request.model', run.model),
+      attr('corpus.source', run.source),
+      attr('corpus.run.id', run.id),
+      attr('corpus.run.outcome', run.outcome),
+      attr('corpus.run.recorded_times', run.recordedTimes),
+    ],
+    ...(events.length > 0 ? { events } : {}),
+  });
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: [attr('service.name', run.source)] },
+        scopeSpans: [{ scope: { name: 'loopwatch-corpus', version: '1' }, spans }],
+      },
+    ],
+  };
+}

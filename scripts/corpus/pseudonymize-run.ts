@@ -1,0 +1,31 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { originalsDir } from './files.js';
+import { RunPseudonymizer } from './pseudonymize.js';
+import type { CorpusCall, CorpusRun } from './run.js';
+
+/** The local secret behind the pseudonyms: created once next to the originals, never committed. */
+export function pseudonymKey(): Buffer {
+  const path = join(originalsDir(), 'pseudonym.key');
+  if (!existsSync(path)) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
+  }
+  return Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
+}
+
+/** The run with every argument, result, error text and call id pseudonymized (one map per run). */
+export function pseudonymizeRun(run: CorpusRun, key: Buffer): CorpusRun {
+  const times = run.turns.flatMap((t) => [t.start, t.end]);
+  const p = new RunPseudonymizer({ key, runId: `${run.source}\0${run.id}`, from: Math.min(...times), to: Math.max(...times) });
+  const call = (c: CorpusCall): CorpusCall => ({
+    ...c,
+    arguments: typeof c.arguments === 'string' ? p.text(c.arguments) : p.value(c.arguments),
+    ...(c.result !== undefined ? { result: p.text(c.result) } : {}),
+    ...(c.error !== undefined ? { error: p.text(c.error) } : {}),
+    ...(c.id !== undefined ? { id: p.text(c.id) } : {}),
+  });
+  // what the user and the model said is never part of the corpus
+  return { ...run, turns: run.turns.map(({ text: _text, ...t }) => ({ ...t, calls: t.calls.map(call) })) };
+}

@@ -1,0 +1,106 @@
+/**
+ * The real-run corpus: which public repositories, which files, converted how. `npm run
+ * corpus:extract` reads these from the fetched snapshots into gitignored originals;
+ * `npm run corpus:build` pseudonymizes them into `test/fixtures/real/`.
+ */
+
+export type SourceFormat = 'swe-agent' | 'tau2';
+
+export interface SourceSpec {
+  /** Corpus id: file names, table rows, label files. */
+  readonly id: string;
+  readonly title: string;
+  /** `owner/name` of the public repository holding the files. */
+  readonly repo: string;
+  readonly licence: string;
+  /** Where the runs come from, when the repository redistributes them. */
+  readonly origin: string;
+  readonly format: SourceFormat;
+  /** Paths (anywhere in the repository's history) of the files to read. */
+  readonly paths: RegExp;
+  readonly agent: string;
+  /** SWE-agent files name no model. */
+  readonly model?: string;
+  /** Synthetic start of the first run (sources without timestamps). */
+  readonly base?: string;
+  /**
+   * Keeps the corpus small: every run whose outcome matches `always` (limits hit: where loops
+   * are), and of the others the `others` runs first by a hash of their id (an unbiased sample).
+   */
+  readonly sample?: { readonly always: RegExp; readonly others: number };
+}
+
+export const SOURCES: readonly SourceSpec[] = [
+  {
+    id: 'swe-agent-lm32b',
+    title: 'SWE-agent 1.0 + SWE-agent-LM-32B on SWE-bench Verified (bash, str_replace_editor, submit)',
+    repo: 'lgetter/swe-agent-trajectory-analysis',
+    licence: 'none stated in the redistributing repository; the runs are the SWE-bench leaderboard submission 20250511_sweagent_lm_32b (SWE-bench/experiments), published for analysis',
+    origin: 'SWE-bench/experiments evaluation/verified/20250511_sweagent_lm_32b (trajs)',
+    format: 'swe-agent',
+    paths: /^20250511_sweagent_lm_32b\/trajs\/[^/]+\/[^/]+\.traj$/,
+    agent: 'swe-agent',
+    model: 'SWE-agent-LM-32B',
+    base: '2025-05-11T00:00:00Z',
+    sample: { always: /^(?!submitted$)/, others: 86 },
+  },
+  {
+    id: 'swe-agent-claude4',
+    title: 'SWE-agent 1.1 + Claude Sonnet 4 on SWE-bench Verified (bash, str_replace_editor, submit)',
+    repo: 'lgetter/swe-agent-trajectory-analysis',
+    licence: 'none stated in the redistributing repository; the runs are the SWE-bench leaderboard submission 20250522_sweagent_claude-4-sonnet-20250514 (SWE-bench/experiments)',
+    origin: 'SWE-bench/experiments evaluation/verified/20250522_sweagent_claude-4-sonnet-20250514 (trajs)',
+    format: 'swe-agent',
+    paths: /^20250522_sweagent_claude-4-sonnet-20250514\/trajs\/[^/]+\/[^/]+\.traj$/,
+    agent: 'swe-agent',
+    model: 'claude-sonnet-4-20250514',
+    base: '2025-05-22T00:00:00Z',
+    sample: { always: /^(?!submitted$)/, others: 24 },
+  },
+  {
+    id: 'tau2-orchestrator',
+    title: 'τ²-bench leaderboard: ToolOrchestra (Nemotron-Orchestrator-8B) airline and retail, 1 trial',
+    repo: 'WhissleAI/tau2-bench-w',
+    licence: 'MIT (tau2-bench, Sierra Research)',
+    origin: 'tau2-bench leaderboard submission toolorchestra_nvidia_2025-12-02',
+    format: 'tau2',
+    paths: /^web\/leaderboard\/public\/submissions\/toolorchestra_nvidia_2025-12-02\/trajectories\/toolorchestra_(airline|retail)_gpt-5_1trial\.json$/,
+    agent: 'toolorchestra',
+  },
+  {
+    id: 'tau2-gemma-domains',
+    title: 'τ²-bench harness, Gemma 3 27B agent (Gemma 3 12B user) on 19 student-built support domains',
+    repo: 'oscaralvaro/tau2-bench',
+    licence: 'MIT (repository LICENSE)',
+    origin: 'data/simulations of the repository (runs by its contributors)',
+    format: 'tau2',
+    paths: /^data\/simulations\/[^/]+\.json$/,
+    agent: 'tau2-llm-agent',
+  },
+  {
+    id: 'tau2-whissle',
+    title: 'τ²-bench airline (Whissle voice-agent stack) and retail (GPT-4.1) runs',
+    repo: 'WhissleAI/tau2-bench-w',
+    licence: 'MIT (repository LICENSE)',
+    origin: 'results/whissle of the repository',
+    format: 'tau2',
+    paths: /^results\/whissle\/(airline_run1|hd_retail_n5)\.json$/,
+    agent: 'tau2-llm-agent',
+  },
+  {
+    id: 'tau2-activegraph',
+    title: 'τ²-bench retail/airline, GPT-4.1-mini agent under an activegraph runtime (runs that hit max_steps)',
+    repo: 'yoheinakajima/activegraph-tau2-bench',
+    licence: 'Apache-2.0 (repository LICENSE)',
+    origin: 'runs/*/tau2_artifacts/results.json of the repository',
+    format: 'tau2',
+    paths: /^runs\/[^/]+\/tau2_artifacts\/results\.json$/,
+    agent: 'tau2-llm-agent',
+  },
+];
+
+export function sourceById(id: string): SourceSpec {
+  const s = SOURCES.find((x) => x.id === id);
+  if (!s) throw new Error(`unknown corpus source "${id}" (known: ${SOURCES.map((x) => x.id).join(', ')})`);
+  return s;
+}

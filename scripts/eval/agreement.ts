@@ -1,0 +1,133 @@
+import { genAiAdapter } from '../../src/conventions/gen-ai.js';
+import { LoopEngine } from '../../src/detector/engine.js';
+import { buildToolCall } from '../../src/detector/tool-call.js';
+import type { LoopDetection, ToolCall } from '../../src/detector/types.js';
+import type { DecodedSpan } from '../../src/cli/otlp-json.js';
+import { corpusFile, exists, originalOtlpFile } from '../corpus/files.js';
+import { SOURCES } from '../corpus/sources.js';
+import { ANCHORS } from './anchors/index.js';
+import { loopwatchDetections } from './loopwatch.js';
+import { loadCorpusFile, type Corpus } from './runs.js';
+
+/**
+ * Does detection see on the pseudonymized runs what it sees on the originals? For each run,
+ * loopwatch's detections (kind, rule, level, call, count) and every anchor's first intervention
+ * and first stop are compared. Needs the originals (`npm run corpus:extract && npm run
+ * corpus:build`); sources without them are skipped.
+ */
+
+export interface AgreementMismatch {
+  readonly runId: string;
+  readonly detector: string;
+  readonly original: string;
+  readonly pseudonymized: string;
+}
+
+export interface Agreement {
+  readonly corpus: string;
+  readonly runs: number;
+  /** Runs where loopwatch and every anchor agree. */
+  readonly agreeing: number;
+  /** loopwatch detections on the originals. */
+  readonly detections: number;
+  /**
+   * Runs whose tool calls fall into the same fingerprint classes on both sides: two calls share
+   * an argument hash (a result hash, an error class, the informative flag) on the pseudonymized
+   * run exactly when they share it on the original. Every rule reads only these, so this holds
+   * for rules not written yet, not only for today's detections.
+   */
+  readonly sameFingerprintClasses: number;
+  readonly mismatches: readonly AgreementMismatch[];
+}
+
+function describe(ds: readonly LoopDetection[]): string {
+  return ds
+    .map((d) => `${d.callIndex}:${d.kind}/${d.rule}:${d.level}:${d.count}`)
+    .sort()
+    .join(' ');
+}
+
+/** Each call's fingerprints, renamed to first-seen order: equal strings mean equal equality classes. */
+function fingerprintClasses(spans: readonly DecodedSpan[], engine: LoopEngine): string {
+  const tools = spans.filter((s) => genAiAdapter.isToolSpan(s)).sort((a, b) => a.startTime - b.startTime);
+  const names = new Map<number, number>();
+  const rename = (h: number | undefined): string => {
+    if (h === undefined) return '-';
+    let n = names.get(h);
+    if (n === undefined) names.set(h, (n = names.size));
+    return String(n);
+  };
+  return tools
+    .map((s) => {
+      const f = genAiAdapter.readToolCall(s);
+      if (!f) return '?';
+      const call: ToolCall = buildToolCall(engine, {
+        toolName: f.toolName,
+        ...(f.arguments !== undefined ? { arguments: f.arguments } : {}),
+        ...(f.result !== undefined ? { result: f.result } : {}),
+        ...(f.error ? { error: f.error } : {}),
+        startTime: s.startTime,
+        endTime: s.endTime,
+        batch: '',
+        callIndex: 0,
+      });
+      const o = call.outcome;
+      return `${f.toolName}:${rename(call.argsHash)}:${o.ok ? `ok:${rename(o.resultHash)}:${o.informative}` : `err:${rename(o.errorClass)}:${o.unknownTool}`}`;
+    })
+    .join(' ');
+}
+
+function compare(original: Corpus, pseudonymized: Corpus): Agreement {
+  const engine = new LoopEngine();
+  const spansOf = (c: Corpus): Map<string, DecodedSpan[]> => {
+    const m = new Map<string, DecodedSpan[]>();
+    for (const s of c.spans) m.set(s.traceId, [...(m.get(s.traceId) ?? []), s]);
+    return m;
+  };
+  const originalSpans = spansOf(original);
+  const pseudonymSpans = spansOf(pseudonymized);
+  let sameFingerprintClasses = 0;
+  const a = loopwatchDetections(original);
+  const b = loopwatchDetections(pseudonymized);
+  const other = new Map(pseudonymized.runs.map((r) => [r.runId, r]));
+  const mismatches: AgreementMismatch[] = [];
+  let agreeing = 0;
+  let detections = 0;
+  for (const run of original.runs) {
+    const twin = other.get(run.runId);
+    const before = mismatches.length;
+    if (!twin) {
+      mismatches.push({ runId: run.runId, detector: '-', original: 'present', pseudonymized: 'missing' });
+      continue;
+    }
+    const da = a.get(run.traceId) ?? [];
+    detections += da.length;
+    const sa = describe(da);
+    const sb = describe(b.get(twin.traceId) ?? []);
+    if (sa !== sb) mismatches.push({ runId: run.runId, detector: 'loopwatch', original: sa, pseudonymized: sb });
+    const ca = fingerprintClasses(originalSpans.get(run.traceId) ?? [], engine);
+    const cb = fingerprintClasses(pseudonymSpans.get(twin.traceId) ?? [], engine);
+    if (ca === cb) sameFingerprintClasses++;
+    else mismatches.push({ runId: run.runId, detector: 'fingerprint classes', original: ca.slice(0, 200), pseudonymized: cb.slice(0, 200) });
+    for (const anchor of ANCHORS) {
+      const va = anchor.run(run);
+      const vb = anchor.run(twin);
+      if (va.warning !== vb.warning || va.critical !== vb.critical) {
+        mismatches.push({ runId: run.runId, detector: anchor.name, original: `${va.warning}/${va.critical}`, pseudonymized: `${vb.warning}/${vb.critical}` });
+      }
+    }
+    if (mismatches.length === before) agreeing++;
+  }
+  return { corpus: original.id, runs: original.runs.length, agreeing, detections, sameFingerprintClasses, mismatches };
+}
+
+/** Agreement for every source whose originals and corpus file are present. */
+export function agreementAll(only?: readonly string[]): Agreement[] {
+  const out: Agreement[] = [];
+  for (const s of SOURCES) {
+    if (only && only.length > 0 && !only.includes(s.id)) continue;
+    if (!exists(originalOtlpFile(s.id)) || !exists(corpusFile(s.id))) continue;
+    out.push(compare(loadCorpusFile(s.id, originalOtlpFile(s.id)), loadCorpusFile(s.id, corpusFile(s.id))));
+  }
+  return out;
+}

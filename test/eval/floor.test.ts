@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { corpusFile, exists } from '../../scripts/corpus/files.js';
+import { SOURCES } from '../../scripts/corpus/sources.js';
+import { evaluateCorpus, floorFailures, LOOPWATCH, type CorpusResult } from '../../scripts/eval/evaluate.js';
+import { loadLabels } from '../../scripts/eval/labels.js';
+import { loadRealCorpora, loadSyntheticCorpus } from '../../scripts/eval/runs.js';
+
+/**
+ * The floor loopwatch must hold on real runs and on the synthetic fixtures: no critical detection
+ * on a run labelled honest, every run labelled a loop caught (at least a warning). The scores
+ * themselves are printed by `npm run eval`.
+ */
+
+const real: CorpusResult[] = loadRealCorpora().map((c) => evaluateCorpus(c));
+const synthetic = evaluateCorpus(loadSyntheticCorpus());
+
+describe('the corpus', () => {
+  it('holds every real source, each with a few hundred tool calls or more in total', () => {
+    expect(real.map((r) => r.corpus)).toEqual(SOURCES.filter((s) => exists(corpusFile(s.id))).map((s) => s.id));
+    expect(real.length).toBeGreaterThanOrEqual(3);
+    expect(real.reduce((n, r) => n + r.runs, 0)).toBeGreaterThanOrEqual(300);
+  });
+
+  it('labels every run, and only runs it holds', () => {
+    for (const r of [...real, synthetic]) {
+      const runs = new Set((r.verdicts.get(LOOPWATCH) ?? []).map((v) => v.runId));
+      const labels = loadLabels(r.corpus);
+      expect([...runs].filter((id) => !labels.has(id)), `${r.corpus}: runs without a label`).toEqual([]);
+      expect([...labels.keys()].filter((id) => !runs.has(id)), `${r.corpus}: labels of runs not in the corpus`).toEqual([]);
+    }
+  });
+
+  it('has real loops to catch, not only honest runs', () => {
+    const loops = real.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.loops, 0);
+    expect(loops).toBeGreaterThanOrEqual(10);
+  });
+});
+
+describe('the floor', () => {
+  it('holds on the synthetic OTLP fixtures', () => {
+    expect(floorFailures([synthetic])).toEqual([]);
+  });
+
+  // TEMPORARY (issue 14): today's rules miss three real loops (a period-17 rotation of file views,
+  // a rotation that never repeats exactly, paraphrased empty searches; see the corpus README's
+  // findings). `it.fails` keeps this test honest until the rules change: once they hold the
+  // floor it fails, and must become `it`.
+  it.fails('holds on the real corpus: no critical on an honest run, every loop caught', () => {
+    expect(floorFailures(real)).toEqual([]);
+  });
+
+  it('today breaks it only by missed loops, never by stopping an honest run', () => {
+    expect(floorFailures(real).filter((f) => f.problem === 'honest run stopped')).toEqual([]);
+  });
+});
+
+describe('npm run eval', () => {
+  it('prints JSON and exits 0 when the floor holds, 1 when it breaks', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const run = (args: string[]): { status: number | null; json: { floor: { held: boolean }; corpora: Array<{ corpus: string }> } } => {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/eval/index.ts', '--json', ...args], { encoding: 'utf8' });
+      return { status: r.status, json: JSON.parse(r.stdout) as never };
+    };
+    const synthetic = run(['--corpus', 'synthetic-otlp']);
+    expect(synthetic.status).toBe(0);
+    expect(synthetic.json.floor.held).toBe(true);
+    expect(synthetic.json.corpora.map((c) => c.corpus)).toEqual(['synthetic-otlp']);
+    const broken = run(['--corpus', 'swe-agent-lm32b']);
+    expect(broken.json.floor.held).toBe(floorFailures(real.filter((r) => r.corpus === 'swe-agent-lm32b')).length === 0);
+    expect(broken.status).toBe(broken.json.floor.held ? 0 : 1);
+  });
+});
