@@ -1,5 +1,5 @@
 import { combineAll, type Hash } from '../fingerprint/hash.js';
-import { HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
+import { HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
 import { walkStreak, type StreakQuery } from './streak.js';
 import type { Thresholds } from './thresholds.js';
 
@@ -44,6 +44,8 @@ export interface CallContext {
   readonly flags: number;
   /** The current step continues a cycle of period ≥ 2: plain repeats are left to the cycle rule. */
   readonly inCycle: boolean;
+  /** Calls in a row, the current one included, that brought nothing new to the trace; and which such run this is. */
+  readonly drought: { readonly length: number; readonly episode: number };
 }
 
 /**
@@ -58,6 +60,7 @@ const R_SAME_RESULT = 0x103;
 const R_FAILURE = 0x104;
 const R_ERROR_CLASS = 0x105;
 const R_UNKNOWN = 0x106;
+const R_NOTHING_NEW = 0x107;
 
 /** Thresholds raised for evidence short of arguments and result (the stricter of the two pairs). */
 export function degrade(t: Thresholds, evidence: Evidence, settings: RuleSettings): Thresholds {
@@ -102,13 +105,39 @@ export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Me
     spacing: true,
     stopAt: stopAt(thresholds),
   };
+  const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
   const s = walkStreak(h, q, options(ctx));
+  if (s.weighted >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, REPEATS_EARLIER)) {
+    return { key, value: s.weighted, count: s.count, thresholds, evidence };
+  }
+  // The same call with the same answer, with other work between its repetitions: a check whose
+  // output stays the same after every fix (edit → test → the same output), or one call returning
+  // to a rotation of re-reads. Re-checking after work is normal, and honest edit → test rounds
+  // on the real-run corpus print the same output up to four times before it moves
+  // (matplotlib-24570): two more repetitions than for calls in a row; the same call answering
+  // differently ends it.
+  const apart = degradeBy(thresholds, 2);
+  const spread = walkStreak(h, { ...q, gap: () => false, stopAt: stopAt(apart) }, options(ctx));
+  return { key, value: spread.weighted, count: spread.count, thresholds: apart, evidence };
+}
+
+function degradeBy(t: Thresholds, n: number): Thresholds {
+  return { warning: t.warning + n, critical: t.critical + n };
+}
+
+/**
+ * Call after call that brings nothing new: each one's tool, arguments and outcome already
+ * happened in this trace (a rotation of re-reads, greps that find nothing again, a lap that never
+ * quite repeats). Any call with new arguments or a new answer ends the drought.
+ */
+export function nothingNew(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
+  if (ctx.drought.length < 2 || !active(thresholds)) return undefined;
   return {
-    key: combineAll(R_IDENTICAL, ctx.toolHash, args, out),
-    value: s.weighted,
-    count: s.count,
+    key: combineAll(R_NOTHING_NEW, ctx.drought.episode),
+    value: ctx.drought.length,
+    count: ctx.drought.length,
     thresholds,
-    evidence,
+    evidence: 'arguments+result',
   };
 }
 
@@ -164,11 +193,15 @@ export function sameResult(ctx: CallContext, thresholds: Thresholds): Measuremen
   };
 }
 
-/** The same call failing again and again, whatever the error text says. */
+/**
+ * The same call failing again and again, whatever the error text says; or failing the same way
+ * with other work between its attempts (fix → verify whose verification keeps failing alike).
+ */
 export function repeatedFailure(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
-  const { history: h, tool, args, flags } = ctx;
+  const { history: h, tool, args, out, flags } = ctx;
   if (has(flags, OK) || has(flags, UNKNOWN_TOOL) || !has(flags, HAS_ARGS)) return undefined;
   if (!active(thresholds)) return undefined;
+  const key = combineAll(R_FAILURE, ctx.toolHash, args);
   const s = walkStreak(
     h,
     {
@@ -180,13 +213,24 @@ export function repeatedFailure(ctx: CallContext, thresholds: Thresholds): Measu
     },
     options(ctx),
   );
-  return {
-    key: combineAll(R_FAILURE, ctx.toolHash, args),
-    value: s.count,
-    count: s.count,
-    thresholds,
-    evidence: 'arguments+result',
-  };
+  if (s.count >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, REPEATS_EARLIER)) {
+    return { key, value: s.count, count: s.count, thresholds, evidence: 'arguments+result' };
+  }
+  // Edits or other calls between the attempts: only the identical failure counts, one more of
+  // them is needed, and a different failure of the same call (the fix changed something) ends it.
+  const apart = degradeBy(thresholds, 1);
+  const spread = walkStreak(
+    h,
+    {
+      occurrence: (i) => h.tool(i) === tool && !has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out),
+      breaks: (i) => h.tool(i) === tool && sameHash(h.args(i), args) && (has(h.flags(i), OK) || !sameHash(h.out(i), out)),
+      gap: () => false,
+      spacing: false,
+      stopAt: stopAt(apart),
+    },
+    options(ctx),
+  );
+  return { key, value: spread.count, count: spread.count, thresholds: apart, evidence: 'arguments+result' };
 }
 
 /** One tool failing with the same error class while the arguments keep changing. */

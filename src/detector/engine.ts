@@ -1,9 +1,10 @@
-import { hashString, type Hash } from '../fingerprint/hash.js';
+import { combine, hashString, type Hash } from '../fingerprint/hash.js';
 import { resolveConfig, type LoopwatchConfig, type ResolvedConfig } from './config.js';
 import { ToolPolicies } from './policy.js';
 import { TraceDetector, type SharedDetection } from './trace-detector.js';
 
 const TOOL_TAG = 0x7001;
+const AGENT_TAG = 0x7002;
 const MAX_TOOL_NAMES = 4096;
 
 /**
@@ -28,6 +29,17 @@ export class LoopEngine implements SharedDetection {
   /** Tool identity used in histories and fingerprints: stable across processes and runs. */
   toolHash(name: string): Hash {
     const h = hashString(name, TOOL_TAG);
+    if (this.names.size < MAX_TOOL_NAMES && !this.names.has(h)) this.names.set(h, name);
+    return h;
+  }
+
+  /**
+   * A tool as one agent of a trace uses it: sub-agents are judged apart (three agents each
+   * handing over with the same command is no repeat), while a loop that moves between agents
+   * is still a cycle of their steps.
+   */
+  agentToolHash(name: string, agent: string): Hash {
+    const h = combine(this.toolHash(name), hashString(agent, AGENT_TAG));
     if (this.names.size < MAX_TOOL_NAMES && !this.names.has(h)) this.names.set(h, name);
     return h;
   }

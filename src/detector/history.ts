@@ -11,6 +11,10 @@ export const WAIT = 16;
 export const EXEMPT = 32;
 export const HAS_ARGS = 64;
 export const HAS_RESULT = 128;
+/** This exact call (tool, arguments and outcome) happened before in the remembered history: nothing new. */
+export const REPEATS_EARLIER = 256;
+/** A poller's call: its repeats are its role's, not a drought. */
+export const POLLER = 512;
 
 const F_TOOL = 0;
 const F_ARGS = 1;

@@ -2,6 +2,7 @@ import {
   changingOutput,
   errorClass,
   identicalCalls,
+  nothingNew,
   repeatedFailure,
   sameResult,
   unknownTool,
@@ -58,6 +59,11 @@ export interface RuleSpec<Name extends string = string, Key extends string = str
    * on completed steps by the trace detector.
    */
   readonly measure?: MeasureCall;
+  /**
+   * A catch-all for what the specific rules miss: measured only when no other rule finds a loop
+   * in the same call, so one loop is not reported twice under two names.
+   */
+  readonly fallback?: boolean;
   /** The detection's message. */
   message(f: DetectionFacts): string;
   /** What already happened, as one clause (the guard's hint and decision messages). */
@@ -120,7 +126,8 @@ export const RULES = [
     counts: 'calls',
     // Output that changes is normally progress (debugger stepping, growing logs): only a run far
     // longer than honest stepping is a loop (`date` 62 times).
-    defaults: { warning: 25, critical: 50 },
+    // Stopped by the 40th: a loop whose output never repeats (a clock, a counter) must still end.
+    defaults: { warning: 25, critical: 40 },
     poller: { warning: 60, critical: 120 },
     measure: changingOutput,
     message: (f) => `${quoted(f.toolName)} was called ${f.count} times with identical arguments; its output changed every time, but the agent never moved on`,
@@ -141,6 +148,24 @@ export const RULES = [
     message: (f) =>
       `${quoted(f.toolName)} returned the same result to ${f.count} calls with ${f.distinctArgs ?? 2} different arguments: rephrasing is not getting anywhere`,
     summary: (f) => `${quoted(f.toolName)} already returned the same result to ${f.before} calls with different arguments`,
+    advice: NOTHING_NEW,
+  }),
+  rule({
+    name: 'nothing_new',
+    kind: 'no_progress',
+    thresholdKey: 'nothingNew',
+    counts: 'calls',
+    // Real coding agents that are stuck re-read the same views and re-run the same empty greps in
+    // rotations of 7 to 17 calls, or in laps that never repeat exactly, which the cycle rule
+    // (exact laps up to 6 steps) and the streak rules (one call in a row) miss. On the real-run
+    // corpus (test/fixtures/real/FINDINGS.md) five calls in a row that all repeat earlier calls
+    // exactly warned no honest run; ten stopped none.
+    defaults: { warning: 5, critical: 10 },
+    measure: nothingNew,
+    fallback: true,
+    message: (f) =>
+      `the last ${f.count} calls (the latest to ${quoted(f.toolName)}) brought nothing new: each repeated an earlier call of this trace with the same arguments and got the same answer`,
+    summary: (f) => `the last ${f.before} calls, the latest to ${quoted(f.toolName)}, only repeated earlier calls and got the same answers`,
     advice: NOTHING_NEW,
   }),
   rule({

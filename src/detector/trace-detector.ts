@@ -3,7 +3,7 @@ import type { CallContext, Evidence, Measurement } from './call-rules.js';
 import { CycleTracker, type CycleFinding } from './cycle.js';
 import type { ResolvedConfig } from './config.js';
 import {
-  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, sameHash, UNKNOWN_TOOL, WAIT,
+  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, WAIT,
 } from './history.js';
 import type { ToolPolicies, ToolPolicy } from './policy.js';
 import { CYCLE_RULE, type AnyRule } from './rules.js';
@@ -13,12 +13,24 @@ const EVIDENCE_BY_RANK: readonly Evidence[] = ['name', 'result', 'arguments', 'a
 const MAX_EMITTED = 512;
 const SEEN_TOOL = 1;
 const SEEN_ARGS = 2;
+const SEEN_CALL = 4;
 const RECENT_BATCHES = 8;
 
 function evidenceRank(flags: number): number {
   const args = (flags & HAS_ARGS) !== 0;
   const result = (flags & HAS_RESULT) !== 0 || (flags & OK) === 0; // an error is a captured outcome
   return args && result ? 3 : args ? 2 : result && (flags & (INFORMATIVE | OK)) !== OK ? 1 : 0;
+}
+
+/**
+ * Whether a call brought something new to its trace: undefined when it cannot tell (waits,
+ * exempt tools and pollers repeat by their role; without arguments, or with a success whose
+ * result was not captured, novelty is unknowable).
+ */
+function bringsNews(flags: number): boolean | undefined {
+  if ((flags & (WAIT | EXEMPT | POLLER)) !== 0 || (flags & HAS_ARGS) === 0) return undefined;
+  if ((flags & OK) !== 0 && (flags & HAS_RESULT) === 0) return undefined;
+  return (flags & REPEATS_EARLIER) === 0;
 }
 
 /** A rule's measurement at or above one of its levels, before de-duplication. */
@@ -28,7 +40,19 @@ interface Finding extends Measurement {
 
 /** The per-call rules of the call's tool that reach a level. */
 function measureCall(ctx: CallContext, policy: ToolPolicy, found: Finding[]): void {
+  const before = found.length;
+  let fallbacks = 0;
   for (const { rule, thresholds } of policy.callRules) {
+    if (rule.fallback === true) {
+      fallbacks++;
+      continue;
+    }
+    const m = rule.measure(ctx, thresholds);
+    if (m && m.value >= Math.min(m.thresholds.warning, m.thresholds.critical)) found.push({ ...m, rule });
+  }
+  if (fallbacks === 0 || found.length > before || ctx.inCycle) return;
+  for (const { rule, thresholds } of policy.callRules) {
+    if (rule.fallback !== true) continue;
     const m = rule.measure(ctx, thresholds);
     if (m && m.value >= Math.min(m.thresholds.warning, m.thresholds.critical)) found.push({ ...m, rule });
   }
@@ -53,6 +77,7 @@ export interface SharedDetection {
   readonly config: ResolvedConfig;
   readonly policies: ToolPolicies;
   toolHash(name: string): Hash;
+  agentToolHash(name: string, agent: string): Hash;
   toolName(hash: Hash): string;
 }
 
@@ -72,6 +97,9 @@ export class TraceDetector {
   private pending: PendingStep | undefined;
   private lastStepEnd = Number.NaN;
   private calls = 0;
+  /** Calls in a row that brought nothing new (see `nothingNew`), and how many droughts ended before. */
+  private drought = 0;
+  private droughtsEnded = 0;
 
   constructor(
     private readonly engine: SharedDetection,
@@ -99,7 +127,7 @@ export class TraceDetector {
     this.calls++;
     const engine = this.engine;
     const policy = engine.policies.get(call.toolName);
-    const tool = engine.toolHash(call.toolName);
+    const tool = call.agentName === undefined ? engine.toolHash(call.toolName) : engine.agentToolHash(call.toolName, call.agentName);
     const batch = this.batchId(call.batch);
     const args = call.argsHash ?? Number.NaN;
     let flags = 0;
@@ -114,14 +142,22 @@ export class TraceDetector {
       if (call.outcome.unknownTool) flags |= UNKNOWN_TOOL;
     }
     if (engine.config.knownTools && !engine.config.knownTools.has(call.toolName)) flags |= UNKNOWN_TOOL;
-    const seen = this.seen(tool, args);
+    const seen = this.seen(tool, args, out, (flags & OK) !== 0, batch);
     if (call.argsHash !== undefined) {
       flags |= HAS_ARGS;
       if ((seen & SEEN_ARGS) === 0) flags |= ARGS_NOVEL;
+      else if ((seen & SEEN_CALL) !== 0) flags |= REPEATS_EARLIER;
     }
     if (policy.role === 'wait') flags |= WAIT;
     if (policy.role === 'exempt') flags |= EXEMPT;
+    if (policy.role === 'poller') flags |= POLLER;
     this.history.add(tool, args, out, flags, batch, call.startTime, call.endTime);
+    if (bringsNews(flags) !== undefined) {
+      if (bringsNews(flags)) {
+        if (this.drought > 0) this.droughtsEnded++;
+        this.drought = 0;
+      } else this.drought++;
+    }
 
     const found: Finding[] = [];
     if (this.pending && this.pending.batch !== batch) this.closeStep(found);
@@ -132,7 +168,8 @@ export class TraceDetector {
     if (batchComplete) this.closeStep(found);
     // The first call of a tool in the trace counts 1 for every call rule: nothing to find below 2.
     if ((seen & SEEN_TOOL) !== 0 || policy.minCallThreshold <= 1) {
-      measureCall({ history: this.history, settings: engine.config, tool, toolHash: tool, args, out, flags, inCycle: this.cycles.inCycle }, policy, found);
+      const drought = { length: this.drought, episode: this.droughtsEnded };
+      measureCall({ history: this.history, settings: engine.config, tool, toolHash: tool, args, out, flags, inCycle: this.cycles.inCycle, drought }, policy, found);
     }
     return this.report(found, call);
   }
@@ -186,17 +223,25 @@ export class TraceDetector {
     }
     f.lastStepEnd = this.lastStepEnd;
     f.calls = this.calls;
+    f.drought = this.drought;
+    f.droughtsEnded = this.droughtsEnded;
     return f;
   }
 
-  /** Whether the remembered calls include this tool (`SEEN_TOOL`), with these arguments (`SEEN_ARGS`). */
-  private seen(tool: Hash, args: Hash): number {
+  /**
+   * Whether the remembered calls include this tool (`SEEN_TOOL`), with these arguments
+   * (`SEEN_ARGS`), with this outcome too (`SEEN_CALL`, in an earlier batch: the same call twice
+   * in one parallel batch is one call).
+   */
+  private seen(tool: Hash, args: Hash, out: Hash, ok: boolean, batch: number): number {
     const h = this.history;
     let seen = 0;
     for (let i = h.size - 1; i >= 0; i--) {
       if (h.tool(i) !== tool) continue;
-      seen = SEEN_TOOL;
-      if (sameHash(h.args(i), args)) return SEEN_TOOL | SEEN_ARGS;
+      seen |= SEEN_TOOL;
+      if (!sameHash(h.args(i), args)) continue;
+      seen |= SEEN_ARGS;
+      if (sameHash(h.out(i), out) && ((h.flags(i) & OK) !== 0) === ok && h.batch(i) !== batch) return seen | SEEN_CALL;
     }
     return seen;
   }

@@ -31,6 +31,7 @@ import { UnitBuffers, type Units } from './units.js';
 import {
   isNowTimestampNumber,
   isNowTimestampRange,
+  isAcknowledgementRange,
   isStatusWordRange,
   mayHoldVolatile,
   normalizeKey,
@@ -279,7 +280,7 @@ export class Walker implements LeafHasher {
       const sub = start === 0 && end === s.length ? s : s.slice(start, end);
       words = this.feedWithPattern(sub === s ? u : this.patternUnits.encode(sub, 0).u16, sub, 0, sub.length);
     }
-    if (words > 0 && !(end - start <= 48 && isStatusWordRange(u, start, end))) this.informative++;
+    if (words > 0 && !(end - start <= 48 && isStatusWordRange(u, start, end)) && !isAcknowledgementRange(u, start, end)) this.informative++;
     this.ha = this.ta ^ this.tn;
     this.hb = this.tb;
   }

@@ -303,3 +303,36 @@ export function isStatusWordRange(u: Uint16Array, start: number, end: number): b
   }
   return false;
 }
+
+/**
+ * Words of acknowledgements that say a command or a write went through and nothing else: shell
+ * tools' envelopes (`<returncode>0</returncode><output></output>`), "File written", "The command
+ * completed successfully with no output". Different commands answered this way are different
+ * work, not one question rephrased (issue 14: honest coding runs were stopped on them).
+ */
+const ACK_WORDS = new Set([
+  ...STATUS_WORDS,
+  'file', 'files', 'wrote', 'edited', 'edit', 'edits', 'change', 'changes', 'changed', 'made', 'patch', 'patched',
+  'command', 'commands', 'ran', 'run', 'executed', 'finished', 'exit', 'exited', 'code', 'status', 'returncode', 'return',
+  'output', 'outputs', 'stdout', 'stderr', 'empty', 'result', 'results', 'the', 'a', 'an', 'was', 'were', 'has', 'have',
+  'been', 'is', 'with', 'and', 'to', 'of', 'successfully', 'without', 'errors', 'error', '0',
+]);
+
+/** Longest text read as an acknowledgement (longer text says more than "it worked"). */
+const MAX_ACK_LENGTH = 160;
+
+/** Is the result text in `u[start, end)` only an acknowledgement (see `ACK_WORDS`)? */
+export function isAcknowledgementRange(u: Uint16Array, start: number, end: number): boolean {
+  if (end - start > MAX_ACK_LENGTH) return false;
+  let word = '';
+  for (let i = start; i <= end; i++) {
+    const c = i < end ? statusCode(u[i] as number) : -1;
+    if (c >= 0) {
+      word += String.fromCharCode(c);
+      continue;
+    }
+    if (word !== '' && !ACK_WORDS.has(word)) return false;
+    word = '';
+  }
+  return true;
+}

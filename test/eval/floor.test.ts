@@ -41,17 +41,10 @@ describe('the floor', () => {
     expect(floorFailures([synthetic])).toEqual([]);
   });
 
-  // TEMPORARY (issue 14): today's rules miss three real loops (a period-17 rotation of file views,
-  // a rotation that never repeats exactly, paraphrased empty searches; see the corpus README's
-  // findings). `it.fails` keeps this test honest until the rules change: once they hold the
-  // floor it fails, and must become `it`.
-  it.fails('holds on the real corpus: no critical on an honest run, every loop caught', () => {
+  it('holds on the real corpus: no critical on an honest run, every loop caught', () => {
     expect(floorFailures(real)).toEqual([]);
   });
 
-  it('today breaks it only by missed loops, never by stopping an honest run', () => {
-    expect(floorFailures(real).filter((f) => f.problem === 'honest run stopped')).toEqual([]);
-  });
 });
 
 describe('npm run eval', () => {

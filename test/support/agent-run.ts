@@ -11,6 +11,8 @@ export interface Step {
   readonly error?: { type?: string; message?: string };
   readonly idleMs?: number;
   readonly durationMs?: number;
+  /** The agent (sub-agent) that made the call, as the processor reads it from the agent span. */
+  readonly agent?: string;
 }
 
 /** A step is one call, or several calls made in parallel (one batch). */
@@ -59,6 +61,7 @@ export function runAgent(script: readonly ScriptItem[], config: LoopwatchConfig 
         callIndex: c.callIndex,
         spanId: `span-${c.callIndex}`,
         promptName: 'test-prompt',
+        ...(c.s.agent !== undefined ? { agentName: c.s.agent } : {}),
       });
       const found = trace.record(call, k === calls.length - 1);
       if (found.length > 0) {

@@ -176,7 +176,7 @@ describe('loop families', () => {
   it('identical calls whose output changes forever (the high cap)', () => {
     const run = runAgent(times(60, (i) => ({ tool: 'bash', args: { cmd: 'date +%S' }, result: String((i * 7) % 60) })));
     expect(run.first('warning')).toBe(25);
-    expect(run.first('critical')).toBe(50);
+    expect(run.first('critical')).toBe(40);
     expect(run.detections[0]).toMatchObject({ kind: 'repeat', rule: 'changing_output' });
   });
 

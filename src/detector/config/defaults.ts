@@ -38,7 +38,7 @@ export const DEFAULT_WAIT_PATTERNS: readonly string[] = [
 
 /** When arguments (results) are not captured. Tool names alone cannot tell a loop from a batch of edits: warn, never stop. */
 export const DEFAULT_EVIDENCE_THRESHOLDS: { readonly argumentsOnly: Thresholds; readonly nameOnly: Thresholds } = {
-  argumentsOnly: { warning: 5, critical: 10 },
+  argumentsOnly: { warning: 4, critical: 6 },
   nameOnly: { warning: 10, critical: Number.POSITIVE_INFINITY },
 };
 

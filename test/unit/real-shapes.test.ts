@@ -1,0 +1,143 @@
+/**
+ * Loop shapes seen in real agent runs (issue 14; test/fixtures/real/FINDINGS.md) and the honest
+ * shapes next to them that must stay quiet. The real runs themselves are scored by `npm run eval`
+ * and held by test/eval; these are the shapes, small enough to read.
+ */
+import { describe, expect, it } from 'vitest';
+import { runAgent, type ScriptItem, type Step } from '../support/agent-run.js';
+
+const times = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
+const rules = (run: ReturnType<typeof runAgent>): string[] => run.detections.map((d) => `${d.callIndex}:${d.rule}:${d.level}`);
+
+describe('a rotation of re-reads (nothing new, call after call)', () => {
+  // A coding agent that is stuck views the same eight snippets and re-runs the same empty grep, in
+  // the same order, lap after lap: no exact repeat in a row, no lap short enough for the cycle rule.
+  const lap: Step[] = [
+    ...times(7, (i) => ({ tool: 'str_replace_editor', args: { command: 'view', path: `/repo/mod.py`, view_range: [i * 40, i * 40 + 40] }, result: `lines ${i}` })),
+    { tool: 'bash', args: { command: 'grep -rn "def resolve" /repo/pkg' }, result: '' },
+    { tool: 'bash', args: { command: 'find /repo -name "*.cfg"' }, result: '/repo/setup.cfg' },
+  ];
+  it('warns at the 5th call in a row that repeats an earlier one, stops at the 10th', () => {
+    const run = runAgent([...lap, ...lap, ...lap]);
+    const d = run.detections.filter((x) => x.rule === 'nothing_new');
+    expect(d.map((x) => [x.callIndex, x.level, x.count])).toEqual([
+      [lap.length + 5, 'warning', 5],
+      [lap.length + 10, 'critical', 10],
+    ]);
+    expect(d[0]).toMatchObject({ kind: 'no_progress', evidence: 'arguments+result' });
+    expect(d[0]?.message).toContain('brought nothing new');
+  });
+
+  it('one new call (an edit, a new search) ends the drought: re-reading around real work is quiet', () => {
+    const script: Step[] = [];
+    for (let round = 0; round < 6; round++) {
+      script.push(...lap.slice(0, 4));
+      script.push({ tool: 'str_replace_editor', args: { command: 'str_replace', path: '/repo/mod.py', old_str: `v${round}`, new_str: `v${round + 1}` }, result: 'File edited' });
+    }
+    expect(rules(runAgent(script)).filter((r) => r.includes('nothing_new'))).toEqual([]);
+  });
+
+  it('the same call twice in one parallel batch is one call, not a repeat', () => {
+    const batch = times(6, () => ({ tool: 'lookup', args: { id: 'A-1' }, result: { state: 'open' } }));
+    const script: ScriptItem[] = [batch, { tool: 'lookup', args: { id: 'B-2' }, result: { state: 'closed' } }];
+    expect(runAgent(script).detections).toEqual([]);
+  });
+});
+
+describe('fix → verify whose verification keeps failing the same way', () => {
+  const edit = (i: number): Step => ({ tool: 'file_edit', args: { path: 'src/app.py', patch: `attempt ${i}` }, result: 'File written' });
+  const failingTest = (message: string): Step => ({ tool: 'pytest', args: { target: 'tests/test_app.py' }, error: { type: 'ValueError', message } });
+
+  it('warns at the 4th identical failure and stops at the 6th, edits between', () => {
+    const run = runAgent(times(8, (i) => [edit(i), failingTest('ValueError: bad literal for int() with base 10')]).flat());
+    const d = run.detections.filter((x) => x.toolName === 'pytest');
+    expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
+      [8, 'warning', 'repeated_failure'],
+      [12, 'critical', 'repeated_failure'],
+    ]);
+  });
+
+  it('a failure that changes after each edit stays quiet', () => {
+    const failures = ['ImportError: cannot import name parse', 'NameError: name tokens is not defined', 'TypeError: unsupported operand', 'KeyError: missing header', 'AttributeError: no attribute strip', 'IndexError: list index out of range', 'ZeroDivisionError: division by zero', 'RecursionError: maximum depth exceeded'];
+    const run = runAgent(failures.map((f, i) => [edit(i), { tool: 'pytest', args: { target: 'tests/test_app.py' }, error: { type: f.split(':')[0] as string, message: f } }]).flat());
+    expect(rules(run).filter((d) => d.includes('repeated_failure'))).toEqual([]);
+  });
+
+  it('a verification that succeeds with the same output after every edit: warned at the 5th, stopped at the 7th', () => {
+    const run = runAgent(times(9, (i) => [edit(i), { tool: 'run_tests', args: { target: 'all' }, result: '1 failed, 41 passed: test_parse' }]).flat());
+    const d = run.detections.filter((x) => x.toolName === 'run_tests');
+    expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
+      [10, 'warning', 'identical_calls'],
+      [14, 'critical', 'identical_calls'],
+    ]);
+  });
+
+  it('honest rounds: the output moves, or repeats up to four times before it moves', () => {
+    const outputs = ['3 failed', '3 failed', '3 failed', '3 failed', '1 failed', '1 failed', '0 failed'];
+    const run = runAgent(outputs.map((o, i) => [edit(i), { tool: 'run_tests', args: { target: 'all' }, result: o }]).flat());
+    expect(rules(run)).toEqual([]);
+  });
+});
+
+describe('the same failing call with unrelated, varying calls between', () => {
+  it('warns at the 4th identical failure and stops at the 6th', () => {
+    const script: Step[] = [];
+    for (let i = 0; i < 7; i++) {
+      script.push({ tool: 'open_page', args: { url: `/docs/page-${i}` }, result: `page ${i}` });
+      script.push({ tool: 'charge_card', args: { order: 'o-17', amount: 42 }, error: { type: 'PaymentDeclined', message: 'card declined' } });
+    }
+    const d = runAgent(script).detections.filter((x) => x.toolName === 'charge_card');
+    expect(d.map((x) => [x.callIndex, x.level])).toEqual([
+      [8, 'warning'],
+      [12, 'critical'],
+    ]);
+  });
+});
+
+describe('shell tools and empty answers', () => {
+  const envelope = '<returncode>0</returncode>\n<output>\n</output>';
+  it('different commands that each print nothing are not one answer to paraphrased arguments', () => {
+    const script: Step[] = [
+      ...times(6, (i) => ({ tool: 'bash', args: { command: `cat > fix_v${i}.patch << 'EOF'\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = ${i}\n+a = ${i + 1}\nEOF` }, result: envelope })),
+      ...times(4, (i) => ({ tool: 'bash', args: { command: `sed -i 's/old${i}/new${i}/' src/mod${i}.py` }, result: envelope })),
+      ...times(3, (i) => ({ tool: 'bash', args: { command: `python -c "print(${i})" > /tmp/out${i}` }, result: '' })),
+    ];
+    expect(rules(runAgent(script))).toEqual([]);
+  });
+
+  it('the same command printing nothing again and again is still a repeat', () => {
+    const run = runAgent(times(6, () => ({ tool: 'bash', args: { command: 'grep -rn "resolve_lookup" /repo/pkg' }, result: envelope })));
+    expect(run.first('critical')).toBe(5);
+  });
+
+  it('twelve flights checked in one parallel turn, each "available", are a fan-out, not a loop', () => {
+    const turn = times(12, (i) => ({ tool: 'get_flight_status', args: { flight_number: `HAT${100 + i}`, date: '2026-05-15' }, result: 'available' }));
+    const script: ScriptItem[] = [turn, times(4, (i) => ({ tool: 'get_flight_status', args: { flight_number: `HAT${200 + i}`, date: '2026-05-16' }, result: 'available' }))];
+    expect(runAgent(script).detections).toEqual([]);
+  });
+});
+
+describe('sub-agents are not one agent', () => {
+  it('three sub-agents each handing over with the same command once is no repeat', () => {
+    // each sub-agent's last call, one after the other as their spans end
+    const script: Step[] = [
+      { tool: 'open_file', agent: 'planner', args: { path: 'src/plan.md' }, result: 'the plan' },
+      ...['planner', 'coder', 'reviewer', 'tester'].map((agent) => ({ tool: 'succeed', agent, args: {}, result: 'handed over' })),
+    ];
+    expect(rules(runAgent(script))).toEqual([]);
+  });
+
+  it('one agent repeating the command is still a repeat', () => {
+    const run = runAgent(times(5, () => ({ tool: 'succeed', agent: 'coder', args: {}, result: 'handed over' })));
+    expect(run.first('critical')).toBe(5);
+  });
+
+  it('a loop that moves between agents (A asks B, B asks A, the same way) is still caught', () => {
+    const lap: Step[] = [
+      { tool: 'ask_agent', agent: 'planner', args: { to: 'coder', question: 'which file holds the parser?' }, result: 'ask the planner' },
+      { tool: 'ask_agent', agent: 'coder', args: { to: 'planner', question: 'which file holds the parser?' }, result: 'ask the coder' },
+    ];
+    const run = runAgent(times(5, () => lap).flat());
+    expect(run.detections.find((d) => d.level === 'critical')).toMatchObject({ kind: 'cycle', callIndex: 8, cycleTools: ['ask_agent', 'ask_agent'] });
+  });
+});
