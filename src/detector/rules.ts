@@ -86,7 +86,16 @@ const EVIDENCE_NOTE: Record<Evidence, string> = {
 
 const times = (n: number): string => (n === 1 ? 'once' : n === 2 ? 'twice' : `${n} times`);
 const quoted = (name: string): string => `'${name}'`;
-const cyclePath = (tools: readonly string[] | undefined): string => (tools ?? []).map(quoted).join(' → ');
+/**
+ * The steps of a cycle by tool name, and what tells repeated names apart (their arguments, never
+ * shown: they stay in the process unless the argument preview is on): `'open_page' → 'open_page'`
+ * alone would read as one call repeated.
+ */
+const cyclePath = (tools: readonly string[] | undefined): string => {
+  const list = tools ?? [];
+  const path = list.map(quoted).join(' → ');
+  return new Set(list).size < list.length ? `${path}, the same tool with different arguments` : path;
+};
 
 const NOTHING_NEW =
   'Running it again will not give you anything new: use the results you already have, try different arguments or another tool, or tell the user what is blocking you.';

@@ -100,6 +100,7 @@ export class TraceDetector {
   /** Calls in a row that brought nothing new (see `nothingNew`), and how many droughts ended before. */
   private drought = 0;
   private droughtsEnded = 0;
+  private mainAgent: string | undefined;
 
   constructor(
     private readonly engine: SharedDetection,
@@ -127,7 +128,12 @@ export class TraceDetector {
     this.calls++;
     const engine = this.engine;
     const policy = engine.policies.get(call.toolName);
-    const tool = call.agentName === undefined ? engine.toolHash(call.toolName) : engine.agentToolHash(call.toolName, call.agentName);
+    // The trace's first agent (and calls whose agent is not known, as an instrumentation may name
+    // the agent span only after its first tool call) use the tool's plain identity; other agents
+    // of the trace, sub-agents, are judged apart.
+    const agent = call.agentName;
+    if (agent !== undefined) this.mainAgent ??= agent;
+    const tool = agent === undefined || agent === this.mainAgent ? engine.toolHash(call.toolName) : engine.agentToolHash(call.toolName, agent);
     const batch = this.batchId(call.batch);
     const args = call.argsHash ?? Number.NaN;
     let flags = 0;
@@ -225,6 +231,7 @@ export class TraceDetector {
     f.calls = this.calls;
     f.drought = this.drought;
     f.droughtsEnded = this.droughtsEnded;
+    f.mainAgent = this.mainAgent;
     return f;
   }
 

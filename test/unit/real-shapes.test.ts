@@ -141,3 +141,15 @@ describe('sub-agents are not one agent', () => {
     expect(run.detections.find((d) => d.level === 'critical')).toMatchObject({ kind: 'cycle', callIndex: 8, cycleTools: ['ask_agent', 'ask_agent'] });
   });
 });
+
+describe('cycle messages', () => {
+  it('say that repeated tool names differ by their arguments, without showing them', () => {
+    const lap: Step[] = [
+      { tool: 'open_page', args: { url: '/a' }, result: 'Page A: see /b' },
+      { tool: 'open_page', args: { url: '/b' }, result: 'Page B: see /a' },
+    ];
+    const d = runAgent(times(4, () => lap).flat()).detections.find((x) => x.kind === 'cycle');
+    expect(d?.message).toContain("'open_page' → 'open_page', the same tool with different arguments");
+    expect(d?.message).not.toContain('/a');
+  });
+});
