@@ -5,7 +5,7 @@ import type { ConventionAdapter, SpanView } from '../conventions/types.js';
 import type { RawToolCall } from '../detector/tool-call.js';
 import type { LoopDetection } from '../detector/types.js';
 import { ATTR_LOOP_ACTION, takeGuardMark } from '../guard/span-mark.js';
-import { callContained } from '../otel/diag.js';
+import { callContained, log } from '../otel/diag.js';
 import { hrTimeToMs, isLocalRoot, parentIdOf, parentSpanOf, type AnnotatableSpan, type ReadableToolSpan, type WritableToolSpan } from '../otel/span-types.js';
 import type { DetectionSite } from './outputs.js';
 import { SpanReading } from './span-reading.js';
@@ -46,6 +46,8 @@ export class ToolSpans {
   private readonly promptResolver: ToolSpanOptions['promptName'];
   private readonly normalize: boolean;
   private readonly onToolCall: ToolSpanOptions['onToolCall'];
+  /** Told once: a tool span with no parent (see `ended`). */
+  private parentlessSaid = false;
 
   constructor(
     private readonly traces: TraceStore<TraceState>,
@@ -148,6 +150,16 @@ export class ToolSpans {
     this.traces.get(traceId);
     const fields = reading !== undefined ? reading.readCall(start.adapter) : start.adapter.readToolCall(span);
     if (!fields) return endedToolCall(state, traceId, spanId, writable, start, undefined, batchComplete, undefined, undefined);
+    if (start.parentId === undefined && !this.parentlessSaid) {
+      // The commonest reason for "no detections": without a registered context manager every
+      // tool span starts a trace of its own, and loops are found among the calls of one trace.
+      this.parentlessSaid = true;
+      log.warn(
+        `the tool span '${fields.toolName}' has no parent span, so it is a trace of its own and no loop can be found across such calls. ` +
+          'Start tool spans inside the agent\'s span with a context manager registered (provider.register(), NodeSDK.start()); ' +
+          'a tool server whose tool spans are roots can ignore this. Said once.',
+      );
+    }
 
     let promptName = reading?.promptName() ?? this.resolvePrompt(span) ?? start.inherited?.prompt;
     let agentName = reading?.agentName() ?? start.inherited?.agent;
