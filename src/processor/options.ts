@@ -1,7 +1,7 @@
 import { defaultAdapters } from '../conventions/index.js';
 import type { MeterProvider } from '@opentelemetry/api';
 import type { ConventionAdapter } from '../conventions/types.js';
-import type { LoopwatchConfig } from '../detector/config.js';
+import { ConfigError, type ConfigIssue, type LoopwatchConfig } from '../detector/config.js';
 import type { LoopDetection } from '../detector/types.js';
 import type { LoopLoggerProvider } from '../otel/loop-logs.js';
 import { resolvePreview, type ArgumentPreviewOptions, type ResolvedPreview } from '../otel/argument-preview.js';
@@ -65,8 +65,27 @@ export interface ResolvedProcessorOptions {
   readonly loggerProvider: LoopLoggerProvider | undefined;
 }
 
+/**
+ * The processor's own numbers, checked at construction: a bad one would fail later inside an
+ * app's `span.end()` (`maxTraces: -1` never stopped evicting; `NaN` meant no bound at all).
+ */
+function checkNumbers(options: LoopDetectionSpanProcessorOptions): void {
+  const issues: ConfigIssue[] = [];
+  const check = (key: 'maxTraces' | 'traceIdleMs', min: number, integer: boolean): void => {
+    const v: unknown = options[key];
+    if (v === undefined) return;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || (integer && !Number.isInteger(v))) {
+      issues.push({ path: [key], message: `expected ${integer ? 'a whole number' : 'a number'} of at least ${min}, got ${typeof v === 'number' ? String(v) : typeof v}` });
+    }
+  };
+  check('maxTraces', 1, true);
+  check('traceIdleMs', 1, false);
+  if (issues.length > 0) throw new ConfigError(issues);
+}
+
 /** The processor's options with their defaults, and the engine configuration among them. */
 export function resolveProcessorOptions(options: LoopDetectionSpanProcessorOptions): ResolvedProcessorOptions {
+  checkNumbers(options);
   const config: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(options)) if (!PROCESSOR_KEYS.has(k) && v !== undefined) config[k] = v;
   return {

@@ -1,0 +1,32 @@
+/**
+ * Issue 19, misuse: the processor's own numeric options are checked when it is made, with an
+ * error that names the option and the value (before: `maxTraces: -1` hung inside span.end(),
+ * `NaN` meant no bound).
+ */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, LoopDetectionSpanProcessor } from '../../src/index.js';
+
+describe('processor options', () => {
+  it.each([
+    [{ maxTraces: -1 }, 'maxTraces: expected a whole number of at least 1, got -1'],
+    [{ maxTraces: Number.NaN }, 'maxTraces: expected a whole number of at least 1, got NaN'],
+    [{ maxTraces: 2.5 }, 'maxTraces: expected a whole number of at least 1, got 2.5'],
+    [{ maxTraces: Number.POSITIVE_INFINITY }, 'maxTraces: expected a whole number of at least 1, got Infinity'],
+    [{ traceIdleMs: 0 }, 'traceIdleMs: expected a number of at least 1, got 0'],
+    [{ traceIdleMs: '60000' as unknown as number }, 'traceIdleMs: expected a number of at least 1, got string'],
+  ])('%o is refused at construction', (options, message) => {
+    let error: unknown;
+    try {
+      new LoopDetectionSpanProcessor(options);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe(message);
+  });
+
+  it('good values are taken', () => {
+    expect(() => new LoopDetectionSpanProcessor({ maxTraces: 1, traceIdleMs: 1 })).not.toThrow();
+    expect(() => new LoopDetectionSpanProcessor({ maxTraces: 100_000, traceIdleMs: 30 * 60_000 })).not.toThrow();
+  });
+});
