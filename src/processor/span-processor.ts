@@ -91,6 +91,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
    * agent's model calls. Without a trace to bind to, the signal never aborts and `diag` says why.
    */
   abortSignal(target?: Span | Context | string): AbortSignal {
+    // After shutdown nothing is tracked any more: a signal that never aborts, and no new state.
+    if (this.isShutdown) return new AbortController().signal;
     this.startDeferredContained();
     try {
       const traceId = traceIdOf(target);

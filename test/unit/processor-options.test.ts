@@ -30,3 +30,15 @@ describe('processor options', () => {
     expect(() => new LoopDetectionSpanProcessor({ maxTraces: 100_000, traceIdleMs: 30 * 60_000 })).not.toThrow();
   });
 });
+
+describe('after shutdown', () => {
+  it('abortSignal() keeps no state and gives a signal that never aborts', async () => {
+    const loops = new LoopDetectionSpanProcessor();
+    loops.abortSignal('0af7651916cd43dd8448eb211c80319c');
+    expect(loops.trackedTraces).toBe(1);
+    await loops.shutdown();
+    const before = loops.trackedTraces;
+    for (let i = 0; i < 100; i++) expect(loops.abortSignal(`${String(i).padStart(32, '1')}`).aborted).toBe(false);
+    expect(loops.trackedTraces).toBe(before);
+  });
+});
