@@ -2,7 +2,7 @@ import { combineAll, type Hash } from '../fingerprint/hash.js';
 import type { ResolvedConfig, Thresholds } from './config.js';
 import { HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
 import type { ToolPolicy } from './policy.js';
-import { walkStreak, type StreakQuery } from './streak.js';
+import { walkStreak, type Streak, type StreakQuery } from './streak.js';
 import type { Evidence, LoopKind, RuleName } from './types.js';
 
 /** A rule's measurement for the current call, before levels and de-duplication. */
@@ -20,6 +20,10 @@ export interface Finding {
   readonly distinctArgs?: number;
   readonly cycleLength?: number;
   readonly cycleTools?: readonly number[];
+  /** End (epoch ms) of the first call of the evidence. */
+  readonly firstEnd: number;
+  /** Calls recorded after the first call of the evidence (0: the current call is the first). */
+  readonly firstBack: number;
 }
 
 /** The current call (the newest entry of `history`) and what the rules need to know about it. */
@@ -47,6 +51,11 @@ export function degrade(t: Thresholds, evidence: Evidence, config: ResolvedConfi
   if (evidence === 'arguments+result') return t;
   const d = evidence === 'name' ? config.evidence.nameOnly : config.evidence.argumentsOnly;
   return { warning: Math.max(t.warning, d.warning), critical: Math.max(t.critical, d.critical) };
+}
+
+/** Where the evidence of a streak begins (see `Finding`): what the cost of a loop is measured from. */
+function evidenceStart(h: CallHistory, s: Streak): { firstEnd: number; firstBack: number } {
+  return { firstEnd: h.end(s.first), firstBack: h.size - 1 - s.first };
 }
 
 function active(t: Thresholds): boolean {
@@ -92,6 +101,7 @@ function identicalCalls(ctx: CallContext): Finding | undefined {
     key: combineAll(R_IDENTICAL, ctx.toolHash, args, out),
     value: s.weighted,
     count: s.count,
+    ...evidenceStart(ctx.history, s),
     thresholds,
     evidence,
   };
@@ -121,6 +131,7 @@ function changingOutput(ctx: CallContext): Finding | undefined {
     key: combineAll(R_CHANGING, ctx.toolHash, args),
     value: s.weighted,
     count: s.count,
+    ...evidenceStart(ctx.history, s),
     thresholds,
     evidence: 'arguments+result',
   };
@@ -149,6 +160,7 @@ function sameResult(ctx: CallContext): Finding | undefined {
     key: combineAll(R_SAME_RESULT, ctx.toolHash, out),
     value: s.weighted,
     count: s.count,
+    ...evidenceStart(ctx.history, s),
     thresholds,
     evidence: 'arguments+result',
     distinctArgs: s.distinctArgs,
@@ -178,6 +190,7 @@ function repeatedFailure(ctx: CallContext): Finding | undefined {
     key: combineAll(R_FAILURE, ctx.toolHash, args),
     value: s.count,
     count: s.count,
+    ...evidenceStart(ctx.history, s),
     thresholds,
     evidence: 'arguments+result',
   };
@@ -207,6 +220,7 @@ function errorClass(ctx: CallContext): Finding | undefined {
     key: combineAll(R_ERROR_CLASS, ctx.toolHash, out),
     value: s.count,
     count: s.count,
+    ...evidenceStart(ctx.history, s),
     thresholds,
     evidence: has(flags, HAS_ARGS) ? 'arguments+result' : 'result',
     distinctArgs: s.distinctArgs,
@@ -236,6 +250,7 @@ function unknownTool(ctx: CallContext): Finding | undefined {
     key: combineAll(R_UNKNOWN, ctx.toolHash),
     value: s.count,
     count: s.count,
+    ...evidenceStart(ctx.history, s),
     thresholds,
     evidence: has(flags, HAS_ARGS) ? 'arguments+result' : 'result',
   };

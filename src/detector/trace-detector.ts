@@ -40,6 +40,9 @@ interface PendingStep {
   allPollers: boolean;
   start: number;
   end: number;
+  /** End of the step's first-recorded call, and its record number (`TraceDetector.calls`). */
+  readonly firstEnd: number;
+  readonly firstRecord: number;
 }
 
 /**
@@ -211,7 +214,18 @@ export class TraceDetector {
   private addToStep(batch: number, tool: Hash, sig: Hash, flags: number, poller: boolean, call: ToolCall): void {
     let step = this.pending;
     if (!step) {
-      step = { batch, sigs: [], acc: new UnorderedHash(), tool, rank: 3, allPollers: true, start: call.startTime, end: call.endTime };
+      step = {
+        batch,
+        sigs: [],
+        acc: new UnorderedHash(),
+        tool,
+        rank: 3,
+        allPollers: true,
+        start: call.startTime,
+        end: call.endTime,
+        firstEnd: call.endTime,
+        firstRecord: this.calls,
+      };
       this.pending = step;
     }
     step.rank = Math.min(step.rank, evidenceRank(flags));
@@ -235,6 +249,8 @@ export class TraceDetector {
       evidenceRank: step.rank,
       allPollers: step.allPollers,
       idleBefore,
+      firstEnd: step.firstEnd,
+      firstRecord: step.firstRecord,
     });
     if (cycle) {
       const f = this.cycleFinding(cycle);
@@ -267,6 +283,8 @@ export class TraceDetector {
       evidence,
       cycleLength: c.period,
       cycleTools: c.tools,
+      firstEnd: c.firstEnd,
+      firstBack: this.calls - c.firstRecord,
     };
   }
 
@@ -304,6 +322,8 @@ export class TraceDetector {
         ...(f.cycleLength !== undefined ? { cycleLength: f.cycleLength } : {}),
         ...(cycleTools ? { cycleTools } : {}),
         mode: this.engine.config.mode,
+        evidenceStartTime: f.firstEnd,
+        evidenceCalls: f.firstBack + 1,
       });
     }
     return out;

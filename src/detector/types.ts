@@ -90,6 +90,16 @@ export interface LoopDetection {
   readonly cycleTools?: readonly string[];
   readonly mode: Mode;
   /**
+   * End (epoch ms) of the first call of the evidence: the repetitions began after it. For a
+   * cycle, the first call of the run's first step.
+   */
+  readonly evidenceStartTime: number;
+  /**
+   * Tool calls from the first call of the evidence to the one that completed it, both included,
+   * in the order they ended (other calls in between count too).
+   */
+  readonly evidenceCalls: number;
+  /**
    * A short, redacted preview of the call's arguments: only from the span processor, and only
    * with its `argumentPreview` option on (off by default).
    */
