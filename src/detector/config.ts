@@ -53,6 +53,14 @@ export interface RoleInput {
   readonly thresholds?: RuleThresholdsInput;
 }
 
+/** A model's price in USD per million tokens (see `LoopwatchConfig.prices`). */
+export interface ModelPriceInput {
+  readonly input: number;
+  readonly output: number;
+  /** Input tokens read from the provider's prompt cache; default: `input`. */
+  readonly cachedInput?: number;
+}
+
 export interface LoopwatchConfig {
   readonly mode?: Mode;
   readonly thresholds?: RuleThresholdsInput;
@@ -79,6 +87,13 @@ export interface LoopwatchConfig {
   readonly volatileKeys?: VolatileKeysInput;
   /** When set, a call to any other tool name counts as a call to a tool that does not exist. */
   readonly knownTools?: readonly string[];
+  /**
+   * What model calls cost, to report loops in USD as well as tokens: keys are model names (the
+   * model-call span's response or request model), `*` matches any run of characters; values are
+   * USD per million tokens. No built-in list (prices change); without an entry, loops are
+   * reported in tokens only. Not used by the engine: the processor, `scan` and `serve` read it.
+   */
+  readonly prices?: Readonly<Record<string, ModelPriceInput>>;
 }
 
 /** Resolved pair; `Infinity` means the level never fires. */
@@ -205,7 +220,7 @@ function compilePatterns(list: ReadonlyArray<string | RegExp>): RegExp[] {
 }
 
 /** `*` glob to an anchored regular expression; names without `*` match exactly (no regex). */
-function globMatcher(pattern: string): RegExp | undefined {
+export function globMatcher(pattern: string): RegExp | undefined {
   if (!pattern.includes('*')) return undefined;
   const body = pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
   return new RegExp(`^${body}$`);
@@ -359,6 +374,37 @@ function checkVolatileKeys(v: unknown, path: Path, issues: ConfigIssue[]): void 
   checkStringList(v.result, [...path, 'result'], issues);
 }
 
+/** Below this, a price per million tokens is surely a price per token (the cheapest models cost cents per million). */
+const SMALLEST_PRICE_PER_MILLION = 0.001;
+
+function checkPrices(v: unknown, path: Path, issues: ConfigIssue[]): void {
+  if (v === undefined) return;
+  if (!isRecord(v)) {
+    issues.push({ path, message: `expected a map of model names to { input, output } (USD per million tokens), got ${describe(v)}` });
+    return;
+  }
+  for (const [model, price] of Object.entries(v)) {
+    const at = [...path, model];
+    if (model.trim().length === 0) issues.push({ path: at, message: 'expected a model name or pattern, got an empty key' });
+    if (!isRecord(price)) {
+      issues.push({ path: at, message: `expected { input, output, cachedInput } in USD per million tokens, got ${describe(price)}` });
+      continue;
+    }
+    checkKeys(price, ['input', 'output', 'cachedInput'], at, issues);
+    for (const key of ['input', 'output', 'cachedInput'] as const) {
+      const n = price[key];
+      if (n === undefined) {
+        if (key !== 'cachedInput') issues.push({ path: [...at, key], message: 'missing: the price in USD per million tokens' });
+        continue;
+      }
+      checkNumber(n, [...at, key], issues, { min: 0 });
+      if (typeof n === 'number' && n > 0 && n < SMALLEST_PRICE_PER_MILLION) {
+        issues.push({ path: [...at, key], message: `prices are USD per million tokens: ${n} looks like a price per token (${Number((n * 1e6).toPrecision(6))} per million)` });
+      }
+    }
+  }
+}
+
 const ROLES: readonly ToolRole[] = ['normal', 'poller', 'wait', 'exempt'];
 
 /** Every problem in `config`, each with its key path; empty when the configuration is valid. */
@@ -368,7 +414,7 @@ export function validateConfig(config: unknown): ConfigIssue[] {
   if (!isRecord(config)) return [{ path: [], message: `expected a map of settings, got ${describe(config)}` }];
   checkKeys(
     config,
-    ['mode', 'thresholds', 'evidence', 'cycle', 'spacing', 'gapBudget', 'historySize', 'roles', 'tools', 'volatileKeys', 'knownTools'],
+    ['mode', 'thresholds', 'evidence', 'cycle', 'spacing', 'gapBudget', 'historySize', 'roles', 'tools', 'volatileKeys', 'knownTools', 'prices'],
     [],
     issues,
   );
@@ -438,5 +484,6 @@ export function validateConfig(config: unknown): ConfigIssue[] {
   }
   checkVolatileKeys(config.volatileKeys, ['volatileKeys'], issues);
   checkStringList(config.knownTools, ['knownTools'], issues);
+  checkPrices(config.prices, ['prices'], issues);
   return issues;
 }
