@@ -2,12 +2,14 @@ import { Command, CommanderError, Option } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { defaultAdapters } from '../conventions/index.js';
+import { PriceTable } from '../cost/prices.js';
+import { LoopCostTotals } from '../cost/totals.js';
 import { ConfigError, type LoopwatchConfig } from '../detector/config.js';
 import { LoopEngine } from '../detector/engine.js';
 import { ConfigFileError, loadConfigFile } from './config-file.js';
 import { expandInputs, InputError } from './input.js';
-import { detectionJsonLine, formatProgress, formatSummary, formatTrace } from './output.js';
-import { renderReport, ReportCollector } from './report/index.js';
+import { detectionJsonLine, formatCostSummary, formatProgress, formatSummary, formatTrace } from './output.js';
+import { NO_TEMPLATE, renderReport, ReportCollector } from './report/index.js';
 import { scanInputs, type ScanStats } from './scan.js';
 import { addServeCommand } from './serve-command.js';
 import pkg from '../../package.json' with { type: 'json' };
@@ -122,12 +124,16 @@ async function runScan(paths: string[], flags: ScanFlags, io: CliIo, write: (s: 
   let failing = 0;
 
   const report = flags.report !== undefined ? new ReportCollector() : undefined;
+  const costs = new LoopCostTotals();
+  const prices = PriceTable.of(config.prices, (model) => write(io.stderr, `loopwatch: warning: no price for model ${model} in the configuration's prices; loops on it are reported in tokens only`));
   const stats: ScanStats = await scanInputs(files, {
     engine,
     adapters: defaultAdapters,
     stdin: io.stdin,
+    prices,
     onTrace: (trace) => {
       report?.add(trace);
+      if (trace.loopBill !== undefined) costs.add(trace.detections[0]?.promptName ?? trace.promptName ?? NO_TEMPLATE, trace.loopBill);
       for (const d of trace.detections) if (flags.failOn === 'warning' || d.level === 'critical') failing++;
       if (trace.detections.length === 0) return;
       if (flags.json) for (const d of trace.detections) write(io.stdout, detectionJsonLine(d));
@@ -147,8 +153,9 @@ async function runScan(paths: string[], flags: ScanFlags, io: CliIo, write: (s: 
     },
   });
   if (progressShown && io.interactive) io.stderr.write('\n');
-  if (flags.json) write(io.stderr, formatSummary(stats));
-  else write(io.stdout, formatSummary(stats));
+  const summary = [formatSummary(stats), formatCostSummary(costs, prices !== undefined)].filter((s) => s.length > 0).join('\n');
+  if (flags.json) write(io.stderr, summary);
+  else write(io.stdout, summary);
   if (report && flags.report) {
     const html = renderReport(report.result(), { version: pkg.version, inputs: paths, files: stats.files, spans: stats.spans });
     try {

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ConventionAdapter } from '../conventions/types.js';
+import type { PriceTable } from '../cost/prices.js';
 import type { LoopEngine } from '../detector/engine.js';
 import { InputError, readDocuments, type InputFile } from './input.js';
 import { decodeTracesData, OtlpFormatError } from './otlp-json.js';
@@ -28,6 +29,8 @@ export interface ScanOptions {
   readonly onProgress?: (stats: Readonly<ScanStats>) => void;
   readonly onProblem?: (message: string) => void;
   readonly stdin?: Readable;
+  /** Prices model calls (the configuration's `prices`). */
+  readonly prices?: PriceTable | undefined;
 }
 
 /** Streams every input through the decoder and the trace replayer; memory stays flat for JSON Lines. */
@@ -36,6 +39,7 @@ export async function scanInputs(files: readonly InputFile[], options: ScanOptio
   const replayer = new TraceReplayer({
     engine: options.engine,
     adapters: options.adapters,
+    prices: options.prices,
     ...(options.onProblem ? { onProblem: options.onProblem } : {}),
     onTrace: (trace) => {
       stats.traces++;

@@ -82,7 +82,8 @@ class Sum {
 
   spend(priced: boolean): Spend {
     const tokens = { input: this.input, output: this.output };
-    return priced && Number.isFinite(this.usd) ? { tokens, modelCalls: this.calls, costUsd: this.usd } : { tokens, modelCalls: this.calls };
+    // to a billionth of a dollar: sums of per-million prices leave float dust in the last digits
+    return priced && Number.isFinite(this.usd) ? { tokens, modelCalls: this.calls, costUsd: Math.round(this.usd * 1e9) / 1e9 } : { tokens, modelCalls: this.calls };
   }
 }
 
@@ -233,4 +234,10 @@ export class TraceCost {
   private offset(i: number): number {
     return ((this.head + i) % this.slots) * STRIDE;
   }
+}
+
+/** A detection with what its repetitions cost (`tokens`, `costUsd`), when known. */
+export function withSpend<D extends { readonly tokens?: TokenCount; readonly costUsd?: number }>(d: D, spend: Spend | undefined): D {
+  if (spend === undefined) return d;
+  return spend.costUsd !== undefined ? { ...d, tokens: spend.tokens, costUsd: spend.costUsd } : { ...d, tokens: spend.tokens };
 }

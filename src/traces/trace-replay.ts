@@ -2,7 +2,10 @@ import { findToolAdapter, readAgentName, readPromptName } from '../conventions/i
 import type { ConventionAdapter } from '../conventions/types.js';
 import type { LoopEngine } from '../detector/engine.js';
 import { buildToolCall } from '../detector/tool-call.js';
+import type { PriceTable } from '../cost/prices.js';
+import type { LoopBill } from '../cost/trace-cost.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
+import { CostReplay, modelCallOf, type ModelCallRecord } from './replay-cost.js';
 import type { ReplaySpan } from './types.js';
 
 /** A tool call read from a span, waiting for its trace to be complete. */
@@ -27,6 +30,8 @@ interface SpanLink {
 
 class PendingTrace<P> {
   calls: PendingCall[] = [];
+  /** Model calls with usage (what loops cost). */
+  models: ModelCallRecord[] = [];
   links = new Map<string, SpanLink>();
   /** What the caller handed in with each span (serve: the span itself, to forward). */
   readonly payloads: P[] = [];
@@ -47,6 +52,7 @@ class PendingTrace<P> {
 /** What a completed trace leaves behind for its late spans (see `ReplayOptions.retainTraces`). */
 interface RetainedTrace {
   readonly calls: PendingCall[];
+  readonly models: ModelCallRecord[];
   readonly links: Map<string, SpanLink>;
   readonly lastPrompt: string | undefined;
   readonly lastAgent: string | undefined;
@@ -82,6 +88,11 @@ export interface ReplayedTrace<P = unknown> {
   /** The payloads handed to `add` with this trace's spans, in arrival order. */
   readonly payloads: readonly P[];
   /**
+   * What the trace's loops cost (see `LoopBill`): with a detection and model calls that report
+   * usage. For a continued trace, the whole trace's bill, not only what is new.
+   */
+  readonly loopBill?: LoopBill | undefined;
+  /**
    * This trace had been completed before and these are its late spans: `calls`, `toolCalls` and
    * `detections` cover only what is new (the earlier calls still count for the engine).
    */
@@ -116,6 +127,8 @@ export interface ReplayOptions<P = unknown> {
    * what was reported is not reported again. 0 (default) keeps nothing.
    */
   readonly retainTraces?: number;
+  /** Prices model calls, so that detections and loop bills carry USD as well as tokens. */
+  readonly prices?: PriceTable | undefined;
   readonly onProblem?: (message: string) => void;
 }
 
@@ -176,6 +189,7 @@ export class TraceReplayer<P = undefined> {
       if (before) {
         this.retained.delete(span.traceId);
         trace.calls = before.calls;
+        trace.models = before.models;
         trace.links = before.links;
         trace.lastPrompt = before.lastPrompt;
         trace.lastAgent = before.lastAgent;
@@ -225,6 +239,12 @@ export class TraceReplayer<P = undefined> {
         this.options.onProblem,
       );
       trace.calls.push({ call, seq: this.seq++, spanId: span.spanId, parentId: span.parentSpanId, start: span.startTime, end: span.endTime, reported: false });
+    } else {
+      const model = modelCallOf(span, this.seq, this.options.prices);
+      if (model !== undefined) {
+        this.seq++;
+        trace.models.push(model);
+      }
     }
     if (span.parentSpanId === undefined || span.parentIsRemote === true) trace.rootSeen = true;
   }
@@ -270,6 +290,7 @@ export class TraceReplayer<P = undefined> {
     const detections: LoopDetection[] = [];
     const detectionTimes: number[] = [];
     let replayed: ReplayedCall[] = [];
+    let loopBill: LoopBill | undefined;
     if (calls.length > 0) {
       // Timestamps order calls only to the millisecond: SDKs take the start from Date.now() and
       // the end as start + exact duration. Steps are ordered by start, ties (several instant calls
@@ -291,6 +312,7 @@ export class TraceReplayer<P = undefined> {
       }
       const rank = (c: PendingCall): number => stepRank.get(batchOf.get(c) ?? c.spanId) ?? 0;
       const byEnd = [...calls].sort((a, b) => rank(a) - rank(b) || a.end - b.end || a.seq - b.seq);
+      const cost = trace.models.length > 0 ? new CostReplay(trace.models, this.options.engine.config.historySize, this.options.prices !== undefined) : undefined;
       for (const c of byEnd) {
         const prompt = promptOf.get(c);
         const agent = this.resolve(trace, c.spanId, 'agent') ?? trace.lastAgent;
@@ -301,13 +323,16 @@ export class TraceReplayer<P = undefined> {
           ...(prompt !== undefined ? { promptName: prompt } : {}),
           ...(agent !== undefined ? { agentName: agent } : {}),
         };
+        cost?.toolCall(c.end, c.seq);
         for (const d of detector.record(call, lastOfBatch.has(c))) {
+          const priced = cost !== undefined ? cost.detection(d, c.end) : d;
           // reported when the trace was completed before
           if (c.reported) continue;
-          detections.push(d);
+          detections.push(priced);
           detectionTimes.push(c.end);
         }
       }
+      loopBill = cost?.finish();
     }
     const first = calls.length > 0 ? Math.min(...calls.map((c) => c.start)) : Number.NaN;
     if (this.maxRetained > 0) this.retain(trace);
@@ -322,6 +347,7 @@ export class TraceReplayer<P = undefined> {
         startTime: first,
         payloads: trace.payloads,
         continued: trace.continued,
+        loopBill,
       },
       reason,
     );
@@ -331,6 +357,7 @@ export class TraceReplayer<P = undefined> {
   private retain(trace: PendingTrace<P>): void {
     this.retained.set(trace.traceId, {
       calls: trace.calls.map((c) => (c.reported ? c : { ...c, reported: true })),
+      models: trace.models,
       links: trace.links,
       lastPrompt: trace.lastPrompt,
       lastAgent: trace.lastAgent,

@@ -1,0 +1,67 @@
+import { readModelUsage } from '../conventions/usage.js';
+import type { PriceTable } from '../cost/prices.js';
+import { TIME_QUANTUM_MS, TraceCost, withSpend, type LoopBill } from '../cost/trace-cost.js';
+import type { LoopDetection } from '../detector/types.js';
+import type { ReplaySpan } from './types.js';
+
+/** A model call of an exported trace: when, in which order it arrived, and what it spent. */
+export interface ModelCallRecord {
+  readonly start: number;
+  readonly end: number;
+  /** Arrival order (see the replayer's `seq`). */
+  readonly seq: number;
+  readonly input: number;
+  readonly output: number;
+  /** NaN when not priced. */
+  readonly usd: number;
+}
+
+/** The model call of a span, or undefined when it is none (or reports no usage). */
+export function modelCallOf(span: ReplaySpan, seq: number, prices: PriceTable | undefined): ModelCallRecord | undefined {
+  const u = readModelUsage(span);
+  if (u === undefined) return undefined;
+  return { start: span.startTime, end: span.endTime, seq, input: u.input, output: u.output, usd: prices !== undefined ? prices.usd(u) : Number.NaN };
+}
+
+/**
+ * Gives a trace's model calls to a `TraceCost` in the order the live processor would have: each
+ * before the first tool call that ended after it (by time, and by arrival within the millisecond
+ * that timestamps cannot resolve), so that scan and serve report what the processor reports.
+ */
+export class CostReplay {
+  private readonly cost: TraceCost;
+  private readonly models: ModelCallRecord[];
+  private next = 0;
+
+  constructor(models: readonly ModelCallRecord[], window: number, priced: boolean) {
+    this.cost = new TraceCost(window, priced);
+    this.models = [...models].sort((a, b) => a.end - b.end || a.seq - b.seq);
+  }
+
+  /** A tool call that ended at `end` (arrival `seq`) is recorded next: the model calls before it go first. */
+  toolCall(end: number, seq: number): void {
+    const models = this.models;
+    while (this.next < models.length) {
+      const m = models[this.next] as ModelCallRecord;
+      const before = m.end < end - TIME_QUANTUM_MS || (m.end <= end + TIME_QUANTUM_MS && m.seq < seq);
+      if (!before) break;
+      this.cost.modelCall(m.start, m.input, m.output, m.usd);
+      this.next++;
+    }
+    this.cost.toolCallRecorded();
+  }
+
+  /** `d`, completed by the call recorded last (which ended at `completedAt`), with what its repetitions cost. */
+  detection(d: LoopDetection, completedAt: number): LoopDetection {
+    return withSpend(d, this.cost.detection(d, completedAt).spend);
+  }
+
+  /** The rest of the trace's model calls, and its bill around its loops. */
+  finish(): LoopBill | undefined {
+    for (; this.next < this.models.length; this.next++) {
+      const m = this.models[this.next] as ModelCallRecord;
+      this.cost.modelCall(m.start, m.input, m.output, m.usd);
+    }
+    return this.cost.bill();
+  }
+}
