@@ -92,8 +92,6 @@ class Sum {
  * USD), kept only while a detection could still count them, and the running sums of its loop.
  */
 export class TraceCost {
-  /** Tool calls recorded so far (the engine's record order). */
-  private recorded = 0;
   private data: number[] = [];
   private slots = 0;
   private head = 0;
@@ -129,20 +127,15 @@ export class TraceCost {
     return this.count;
   }
 
-  /** A tool call was recorded (handed to the engine); returns its record number. */
-  toolCallRecorded(): number {
-    return ++this.recorded;
-  }
-
   /**
-   * A model call ended, with its start (epoch ms) and usage. Returns what it added to the loop's
-   * bill once a loop has been detected, for counters that follow the spend as it burns.
+   * A model call ended, with its start (epoch ms) and usage, when `pos` tool calls of the trace
+   * had been recorded (handed to the engine). Returns what it added to the loop's bill once a
+   * loop has been detected, for counters that follow the spend as it burns.
    */
-  modelCall(start: number, input: number, output: number, usd: number): SpendDelta | undefined {
+  modelCall(pos: number, start: number, input: number, output: number, usd: number): SpendDelta | undefined {
     // before the first tool call a model call can be in no window (each starts after a tool call)
-    if (this.recorded === 0) return undefined;
+    if (pos === 0) return undefined;
     this.seen = true;
-    const pos = this.recorded;
     this.push(start, pos, input, output, usd);
     if (this.loopSum === undefined) return undefined;
     if (pos >= this.afterFromRecord && start >= this.afterFromTime - TIME_QUANTUM_MS) this.afterSum?.add(input, output, usd);
@@ -152,12 +145,11 @@ export class TraceCost {
   }
 
   /**
-   * What the model spent asking for the repetitions of a detection completed by the call
-   * recorded last, which ended at `completedAt`; undefined when no usage is known. The first
-   * detection of the trace opens its loop bill: `opened` is what that adds to it.
+   * What the model spent asking for the repetitions of a detection completed by tool call number
+   * `completing` (the one recorded last), which ended at `completedAt`; undefined when no usage is
+   * known. The first detection of the trace opens its loop bill: `opened` is what that adds to it.
    */
-  detection(d: EvidenceSpan, completedAt: number): { spend: Spend | undefined; opened: SpendDelta | undefined } {
-    const completing = this.recorded;
+  detection(d: EvidenceSpan, completing: number, completedAt: number): { spend: Spend | undefined; opened: SpendDelta | undefined } {
     const firstRecord = completing - d.evidenceCalls + 1;
     const sum = this.windowSum(d.evidenceStartTime, firstRecord, completing);
     let opened: SpendDelta | undefined;
@@ -200,7 +192,7 @@ export class TraceCost {
 
   private push(start: number, pos: number, input: number, output: number, usd: number): void {
     // calls no detection can reach any more: positions before the engine's window
-    const oldest = this.recorded - this.window;
+    const oldest = pos - this.window;
     while (this.count > 0 && (this.data[this.offset(0) + F_POS] as number) < oldest) this.dropOldest();
     if (this.count === this.maxModelCalls) this.dropOldest();
     if (this.count === this.slots) this.grow();

@@ -32,6 +32,8 @@ export class CostReplay {
   private readonly cost: TraceCost;
   private readonly models: ModelCallRecord[];
   private next = 0;
+  /** Tool calls recorded so far. */
+  private recorded = 0;
 
   constructor(models: readonly ModelCallRecord[], window: number, priced: boolean) {
     this.cost = new TraceCost(window, priced);
@@ -45,22 +47,22 @@ export class CostReplay {
       const m = models[this.next] as ModelCallRecord;
       const before = m.end < end - TIME_QUANTUM_MS || (m.end <= end + TIME_QUANTUM_MS && m.seq < seq);
       if (!before) break;
-      this.cost.modelCall(m.start, m.input, m.output, m.usd);
+      this.cost.modelCall(this.recorded, m.start, m.input, m.output, m.usd);
       this.next++;
     }
-    this.cost.toolCallRecorded();
+    this.recorded++;
   }
 
   /** `d`, completed by the call recorded last (which ended at `completedAt`), with what its repetitions cost. */
   detection(d: LoopDetection, completedAt: number): LoopDetection {
-    return withSpend(d, this.cost.detection(d, completedAt).spend);
+    return withSpend(d, this.cost.detection(d, this.recorded, completedAt).spend);
   }
 
   /** The rest of the trace's model calls, and its bill around its loops. */
   finish(): LoopBill | undefined {
     for (; this.next < this.models.length; this.next++) {
       const m = this.models[this.next] as ModelCallRecord;
-      this.cost.modelCall(m.start, m.input, m.output, m.usd);
+      this.cost.modelCall(this.recorded, m.start, m.input, m.output, m.usd);
     }
     return this.cost.bill();
   }

@@ -5,12 +5,39 @@ import { PriceTable } from '../../src/cost/prices.js';
 import { TraceCost } from '../../src/cost/trace-cost.js';
 import { resolveConfig, validateConfig } from '../../src/detector/config.js';
 
+/** `TraceCost` with the count of tool calls recorded, as the processor keeps it. */
+class Trace {
+  readonly cost: TraceCost;
+  recorded = 0;
+  constructor(window: number, priced: boolean, maxModelCalls?: number) {
+    this.cost = new TraceCost(window, priced, maxModelCalls);
+  }
+  toolCallRecorded(): void {
+    this.recorded++;
+  }
+  modelCall(start: number, input: number, output: number, usd: number) {
+    return this.cost.modelCall(this.recorded, start, input, output, usd);
+  }
+  detection(d: { evidenceStartTime: number; evidenceCalls: number }, completedAt: number) {
+    return this.cost.detection(d, this.recorded, completedAt);
+  }
+  bill() {
+    return this.cost.bill();
+  }
+  get known(): boolean {
+    return this.cost.known;
+  }
+  get heldModelCalls(): number {
+    return this.cost.heldModelCalls;
+  }
+}
+
 /**
  * An agent run fed to `TraceCost` the way the processor feeds it: model call k (k = 1..) asks
  * for tool call k; each ends before the next starts. Model call k spends 100·k input and k output
  * tokens. Times in ms; `gap` between spans.
  */
-function sequentialRun(cost: TraceCost, calls: number, opts: { gap?: number; usd?: (k: number) => number } = {}): { toolEnd: number[] } {
+function sequentialRun(cost: Trace, calls: number, opts: { gap?: number; usd?: (k: number) => number } = {}): { toolEnd: number[] } {
   const gap = opts.gap ?? 5;
   let t = 1_000;
   const toolEnd: number[] = [];
@@ -26,14 +53,14 @@ function sequentialRun(cost: TraceCost, calls: number, opts: { gap?: number; usd
 
 describe('TraceCost: the model calls behind a detection', () => {
   it('identical calls 1..5 detected at 5: the model calls between call 1 and call 5 (2..5), not the one that asked for call 1', () => {
-    const cost = new TraceCost(128, false);
+    const cost = new Trace(128, false);
     const { toolEnd } = sequentialRun(cost, 5);
     const { spend } = cost.detection({ evidenceStartTime: toolEnd[1] as number, evidenceCalls: 5 }, toolEnd[5] as number);
     expect(spend).toEqual({ tokens: { input: 200 + 300 + 400 + 500, output: 2 + 3 + 4 + 5 }, modelCalls: 4 });
   });
 
   it('model call 1 is not in the window even when it ended after the first tool call started (it started before it ended)', () => {
-    const cost = new TraceCost(128, false);
+    const cost = new Trace(128, false);
     cost.toolCallRecorded(); // an earlier, unrelated call: the trace is tracked
     cost.modelCall(990, 50, 5, Number.NaN); // asked for the call below; ended before it was recorded
     cost.toolCallRecorded(); // call F, ends at 1002
@@ -43,7 +70,7 @@ describe('TraceCost: the model calls behind a detection', () => {
   });
 
   it('within one millisecond time cannot tell: the order calls ended in decides (instant tools, mock models)', () => {
-    const cost = new TraceCost(128, false);
+    const cost = new Trace(128, false);
     // every span starts in the same millisecond; ends are start + a fraction
     for (let k = 1; k <= 5; k++) {
       cost.modelCall(1_000, 10, 1, Number.NaN);
@@ -54,7 +81,7 @@ describe('TraceCost: the model calls behind a detection', () => {
   });
 
   it('a streaming model call that ran across the first call is not one of the calls that asked for the repetitions', () => {
-    const cost = new TraceCost(128, false);
+    const cost = new Trace(128, false);
     cost.toolCallRecorded(); // F ends at 1050 while the stream started at 1000 is still open
     cost.modelCall(1_000, 999, 99, Number.NaN); // the stream ends after F: position after F, start clearly before
     cost.modelCall(1_060, 10, 1, Number.NaN);
@@ -65,11 +92,11 @@ describe('TraceCost: the model calls behind a detection', () => {
   });
 
   it('model calls that end after the completing call are not in its window; before it, they are', () => {
-    const after = new TraceCost(128, false);
+    const after = new Trace(128, false);
     const a = sequentialRun(after, 3);
     after.modelCall(9_999, 7_000, 70, Number.NaN); // ends after tool call 3, the completing one, was recorded
     expect(after.detection({ evidenceStartTime: a.toolEnd[1] as number, evidenceCalls: 3 }, a.toolEnd[3] as number).spend?.tokens).toEqual({ input: 200 + 300, output: 2 + 3 });
-    const before = new TraceCost(128, false);
+    const before = new Trace(128, false);
     const b = sequentialRun(before, 3);
     before.modelCall(9_999, 7_000, 70, Number.NaN); // ends before tool call 4, which completes the evidence
     before.toolCallRecorded();
@@ -77,11 +104,11 @@ describe('TraceCost: the model calls behind a detection', () => {
   });
 
   it('absent when no usage is known: no model call, or model calls only before the first tool call', () => {
-    const none = new TraceCost(128, true);
+    const none = new Trace(128, true);
     none.toolCallRecorded();
     none.toolCallRecorded();
     expect(none.detection({ evidenceStartTime: 0, evidenceCalls: 2 }, 1).spend).toBeUndefined();
-    const before = new TraceCost(128, true);
+    const before = new Trace(128, true);
     before.modelCall(0, 100, 10, 0.01);
     before.toolCallRecorded();
     before.toolCallRecorded();
@@ -91,7 +118,7 @@ describe('TraceCost: the model calls behind a detection', () => {
   });
 
   it('known usage and no model call in the window: zero tokens (and $0 with a price table)', () => {
-    const cost = new TraceCost(128, true);
+    const cost = new Trace(128, true);
     cost.toolCallRecorded();
     cost.modelCall(5, 10, 1, 0.001);
     cost.toolCallRecorded(); // F
@@ -100,19 +127,19 @@ describe('TraceCost: the model calls behind a detection', () => {
   });
 
   it('USD when every call in the window is priced; none when one is not, or when there is no price table', () => {
-    const priced = new TraceCost(128, true);
+    const priced = new Trace(128, true);
     const a = sequentialRun(priced, 3, { usd: (k) => k / 1000 });
     expect(priced.detection({ evidenceStartTime: a.toolEnd[1] as number, evidenceCalls: 3 }, a.toolEnd[3] as number).spend?.costUsd).toBeCloseTo(0.005, 12);
-    const partly = new TraceCost(128, true);
+    const partly = new Trace(128, true);
     const b = sequentialRun(partly, 3, { usd: (k) => (k === 2 ? Number.NaN : k / 1000) });
     expect(partly.detection({ evidenceStartTime: b.toolEnd[1] as number, evidenceCalls: 3 }, b.toolEnd[3] as number).spend).not.toHaveProperty('costUsd');
-    const table = new TraceCost(128, false);
+    const table = new Trace(128, false);
     const c = sequentialRun(table, 3, { usd: () => 1 });
     expect(table.detection({ evidenceStartTime: c.toolEnd[1] as number, evidenceCalls: 3 }, c.toolEnd[3] as number).spend).not.toHaveProperty('costUsd');
   });
 
   it('the bill of a looping run: from the first detection\'s evidence, and from the first detection, to the end', () => {
-    const cost = new TraceCost(128, true);
+    const cost = new Trace(128, true);
     const { toolEnd } = sequentialRun(cost, 3, { usd: () => 0.01 });
     // the warning at call 3 opens the bill with its window (model calls 2 and 3)
     const warning = cost.detection({ evidenceStartTime: toolEnd[1] as number, evidenceCalls: 3 }, toolEnd[3] as number);
@@ -133,7 +160,7 @@ describe('TraceCost: the model calls behind a detection', () => {
   });
 
   it('memory is bounded: model calls no detection can reach are dropped, and a cap holds when no tool call comes', () => {
-    const cost = new TraceCost(8, false, 32);
+    const cost = new Trace(8, false, 32);
     sequentialRun(cost, 200);
     expect(cost.heldModelCalls).toBeLessThanOrEqual(10);
     for (let i = 0; i < 1_000; i++) cost.modelCall(1e9 + i, 1, 1, Number.NaN);
