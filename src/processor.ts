@@ -7,6 +7,10 @@ import {
 } from './conventions/attributes.js';
 import { claimingAdapter, defaultAdapters, gateFor, readAgentName, readClaimedCall, readPromptName, type SpanGate } from './conventions/index.js';
 import type { ConventionAdapter, SpanView } from './conventions/types.js';
+import { readModelUsage } from './conventions/usage.js';
+import { PriceTable } from './cost/prices.js';
+import { traceLoopSummary, type TraceLoopSummary } from './cost/summary.js';
+import { TraceCost, withSpend } from './cost/trace-cost.js';
 import { resolveConfig, type LoopwatchConfig } from './detector/config.js';
 import { DeferredTrace } from './detector/deferred-trace.js';
 import { LoopEngine } from './detector/engine.js';
@@ -15,7 +19,7 @@ import type { LoopDetection } from './detector/types.js';
 import { ToolLoopError } from './errors.js';
 import { ATTR_LOOP_ACTION, takeGuardMark } from './guard/span-mark.js';
 import { argumentPreview, resolvePreview, type ArgumentPreviewOptions, type ResolvedPreview } from './otel/argument-preview.js';
-import { LOOP_EVENT_NAME, loopEventAttributes } from './otel/event-attributes.js';
+import { LOOP_EVENT_NAME, LOOP_SUMMARY_EVENT_NAME, loopEventAttributes, loopSummaryAttributes } from './otel/event-attributes.js';
 import { LoopLogs, type LoopLoggerProvider } from './otel/loop-logs.js';
 import { LoopMetrics } from './otel/loop-metrics.js';
 import {
@@ -33,6 +37,12 @@ import { TraceStore } from './state/trace-store.js';
 export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
   /** Called for every detection (both levels, both modes). Exceptions and rejections are contained. */
   readonly onLoop?: (detection: LoopDetection) => unknown;
+  /**
+   * Called when a trace with a detection ends (its local root span ends): what its loops cost
+   * (`loop`, `afterDetection`: tokens, model calls, USD with `prices`). Contained like `onLoop`.
+   * A trace dropped by `maxTraces` or `traceIdleMs` before its root ends gets no call.
+   */
+  readonly onTraceEnd?: (summary: TraceLoopSummary) => unknown;
   /** Prompt template name for a tool span whose own attributes carry none (before ancestors). */
   readonly promptName?: (span: ReadableToolSpan) => string | undefined;
   /** Instrumentation dialects to read, in order (default: all built-in adapters). */
@@ -64,7 +74,7 @@ export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
 /** "Every adapter": when there is no gate. */
 const ALL = -1;
 
-const PROCESSOR_KEYS = new Set(['onLoop', 'promptName', 'conventions', 'normalizeToolSpans', 'maxTraces', 'traceIdleMs', 'argumentPreview', 'meterProvider', 'loggerProvider']);
+const PROCESSOR_KEYS = new Set(['onLoop', 'onTraceEnd', 'promptName', 'conventions', 'normalizeToolSpans', 'maxTraces', 'traceIdleMs', 'argumentPreview', 'meterProvider', 'loggerProvider']);
 
 /**
  * Finds tool-call loops in the spans an agent already emits and stops them.
@@ -92,6 +102,9 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   private pendingSpan: WritableToolSpan | undefined;
   private pendingContext: Context | undefined;
   private readonly onLoop: LoopDetectionSpanProcessorOptions['onLoop'];
+  private readonly onTraceEnd: LoopDetectionSpanProcessorOptions['onTraceEnd'];
+  /** The configuration's `prices`, when it has some. */
+  private readonly prices: PriceTable | undefined;
   private readonly promptResolver: LoopDetectionSpanProcessorOptions['promptName'];
   private readonly normalize: boolean;
   private readonly preview: ResolvedPreview | undefined;
@@ -126,6 +139,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     this.adapters = options.conventions ?? defaultAdapters;
     this.gate = gateFor(this.adapters);
     this.onLoop = options.onLoop;
+    this.onTraceEnd = options.onTraceEnd;
+    this.prices = PriceTable.of(options.prices, (model) => say('warn', `no price for model ${model} in the prices option; loops on it are reported in tokens only`));
     this.promptResolver = options.promptName;
     this.normalize = options.normalizeToolSpans ?? true;
     this.preview = resolvePreview(options.argumentPreview);
@@ -211,11 +226,16 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       if (leaf && mask === 0) {
         // The common case: a leaf nothing claims or names was never recorded and has nothing to
         // forget, unless it is the local root of a trace tracked for another reason (`abortSignal`).
-        if (isLocalRoot(span)) this.traces.delete(span.spanContext().traceId);
+        // In a trace loopwatch tracks it may be a model call, whose usage is what loops cost.
+        const traceId = span.spanContext().traceId;
+        const state = this.traces.peek(traceId);
+        if (state !== undefined && state.toolRecords > 0) this.noteUsage(span, state);
+        if (isLocalRoot(span)) this.traces.delete(traceId);
         return;
       }
       const ending: Ending = { span, mask, claimed: undefined, namesRead: false, prompt: undefined, agent: undefined };
       this.evaluateEnding(ending, leaf, parentContext);
+      if (ending.claimed !== true) this.noteUsage(span, this.traces.peek(span.spanContext().traceId));
       this.end(span, ending);
     } catch (e) {
       this.problem('onEnding', e);
@@ -387,6 +407,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       const open = state.open?.get(spanId);
       if (open !== undefined) state.forgetCall(spanId);
       if (open !== undefined || mask !== 0) isTool = this.evaluate(span, state, undefined, open, candidates);
+      if (!isTool) this.noteUsage(span, state);
     }
     // The local root ends its trace, and nothing of the trace is worth remembering any more; but a
     // tool span that is its own local root (a tool server receiving remote calls) keeps it: the
@@ -394,6 +415,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     if (isLocalRoot(span) && !isTool) {
       const claimed = mask !== 0 && (ending?.claimed ?? claimingAdapter(candidates, span) !== undefined);
       if (!claimed) {
+        if (state.firstDetection !== undefined) this.endTrace(state, state.firstDetection, ending?.span);
         this.traces.delete(traceId);
         return;
       }
@@ -503,10 +525,51 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     };
     const detector = (state.detector ??= new DeferredTrace(this.engine, traceId, this.reportProblem, this.reportNote));
     const found = detector.record(raw, batchComplete);
+    const completing = ++state.toolRecords;
     if (found.length === 0) return true;
     const preview = this.preview !== undefined && fields.arguments !== undefined ? argumentPreview(fields.arguments, this.preview) : undefined;
-    for (const d of found) this.emit(preview !== undefined ? { ...d, argumentsPreview: preview } : d, state, open, writable, spanId);
+    for (const found1 of found) {
+      const d = this.withCost(found1, state, completing, raw.endTime);
+      this.emit(preview !== undefined ? { ...d, argumentsPreview: preview } : d, state, open, writable, spanId);
+    }
     return true;
+  }
+
+  /**
+   * `d` with what the model spent asking for its repetitions; the trace's first detection opens
+   * its loop bill, which the loop-spend counters follow from then on.
+   */
+  private withCost(d: LoopDetection, state: TraceState, completing: number, completedAt: number): LoopDetection {
+    const cost = (state.cost ??= this.newTraceCost());
+    const { spend, opened } = cost.detection(d, completing, completedAt);
+    if (opened !== undefined) this.metrics?.recordLoopSpend(opened, (state.firstDetection ?? d).promptName);
+    return withSpend(d, spend);
+  }
+
+  private newTraceCost(): TraceCost {
+    return new TraceCost(this.engine.config.historySize, this.prices !== undefined);
+  }
+
+  /**
+   * A span of a tracked trace that is not a tool call ended: if it is a model call that reports
+   * usage, after the trace's first tool call, it is kept for the detections that may count it, and
+   * added to the loop-spend counters once the trace has a loop.
+   */
+  private noteUsage(span: ReadableToolSpan, state: TraceState | undefined): void {
+    if (state === undefined || state.toolRecords === 0) return;
+    const u = readModelUsage(span);
+    if (u === undefined) return;
+    const cost = (state.cost ??= this.newTraceCost());
+    const usd = this.prices !== undefined ? this.prices.usd(u) : Number.NaN;
+    const delta = cost.modelCall(state.toolRecords, hrTimeToMs(span.startTime), u.input, u.output, usd);
+    if (delta !== undefined) this.metrics?.recordLoopSpend(delta, state.firstDetection?.promptName);
+  }
+
+  /** The local root of a trace with a detection ended: its `loop.summary` event (when the root can still be written) and `onTraceEnd`. */
+  private endTrace(state: TraceState, first: LoopDetection, root: WritableToolSpan | undefined): void {
+    const summary = traceLoopSummary(first, state.detections, state.stopped !== undefined, state.cost?.bill());
+    root?.addEvent(LOOP_SUMMARY_EVENT_NAME, loopSummaryAttributes(summary));
+    if (this.onTraceEnd) this.callback('onTraceEnd', this.onTraceEnd, summary);
   }
 
   /** Event (on the span, or its open parent on SDKs without onEnding), callback, and the stop on critical. */
@@ -518,6 +581,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     spanId: string,
     extra: Record<string, string> = {},
   ): void {
+    state.detections++;
+    state.firstDetection ??= d;
     if (writable) writable.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, extra));
     else if (open.parent?.isRecording()) open.parent.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, { ...extra, 'loop.span_id': spanId }));
     this.metrics?.recordDetection(d);
@@ -548,14 +613,18 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   }
 
   private notify(d: LoopDetection): void {
-    if (!this.onLoop) return;
+    if (this.onLoop) this.callback('onLoop', this.onLoop, d);
+  }
+
+  /** A user callback, its exceptions and rejections contained. */
+  private callback<T>(name: string, fn: (arg: T) => unknown, arg: T): void {
     try {
-      const r = this.onLoop(d) as unknown;
+      const r = fn(arg);
       if (r && typeof (r as Promise<void>).then === 'function') {
-        (r as Promise<void>).then(undefined, (e: unknown) => this.problem('onLoop (async)', e));
+        (r as Promise<void>).then(undefined, (e: unknown) => this.problem(`${name} (async)`, e));
       }
     } catch (e) {
-      this.problem('onLoop', e);
+      this.problem(name, e);
     }
   }
 

@@ -1,5 +1,7 @@
 import type { ConventionAdapter } from '../conventions/types.js';
+import type { TraceCost } from '../cost/trace-cost.js';
 import type { DeferredTrace } from '../detector/deferred-trace.js';
+import type { LoopDetection } from '../detector/types.js';
 import type { ToolLoopError } from '../errors.js';
 import { SmallMap } from './small-map.js';
 import type { Touchable } from './trace-store.js';
@@ -68,6 +70,13 @@ export class TraceState implements Touchable {
   controller: AbortController | undefined;
   /** Set by the first critical detection: a signal asked for later starts out aborted. */
   stopped: ToolLoopError | undefined;
+  /** Tool calls handed to the engine: the positions model calls and detections are ordered by. */
+  toolRecords = 0;
+  /** Model calls' usage around the trace's loops: made at the first model call with usage after a tool call, or the first detection. */
+  cost: TraceCost | undefined;
+  /** The first detection reported, and how many were: for the trace's `loop.summary` when it ends. */
+  firstDetection: LoopDetection | undefined;
+  detections = 0;
 
   /** Joins the open batch of `parentId`, or opens a new one. */
   joinBatch(parentId: string | undefined): string {

@@ -30,26 +30,33 @@ export function modelCallOf(span: ReplaySpan, seq: number, prices: PriceTable | 
  */
 export class CostReplay {
   private readonly cost: TraceCost;
+  /** In arrival order; `fed` marks those given to the cost already, `next` the first not given. */
   private readonly models: ModelCallRecord[];
+  private readonly fed: boolean[];
   private next = 0;
   /** Tool calls recorded so far. */
   private recorded = 0;
 
   constructor(models: readonly ModelCallRecord[], window: number, priced: boolean) {
     this.cost = new TraceCost(window, priced);
-    this.models = [...models].sort((a, b) => a.end - b.end || a.seq - b.seq);
+    this.models = [...models].sort((a, b) => a.seq - b.seq);
+    this.fed = this.models.map(() => false);
   }
 
   /** A tool call that ended at `end` (arrival `seq`) is recorded next: the model calls before it go first. */
   toolCall(end: number, seq: number): void {
-    const models = this.models;
-    while (this.next < models.length) {
-      const m = models[this.next] as ModelCallRecord;
+    // Ends within a millisecond of each other say nothing about order (each span's times are
+    // offset by its own start's rounding): there, arrival order decides. So this is no merge of
+    // two sorted lists; every model call not given yet is asked (few: they are given as they come).
+    for (let i = this.next; i < this.models.length; i++) {
+      if (this.fed[i] === true) continue;
+      const m = this.models[i] as ModelCallRecord;
       const before = m.end < end - TIME_QUANTUM_MS || (m.end <= end + TIME_QUANTUM_MS && m.seq < seq);
-      if (!before) break;
+      if (!before) continue;
       this.cost.modelCall(this.recorded, m.start, m.input, m.output, m.usd);
-      this.next++;
+      this.fed[i] = true;
     }
+    while (this.next < this.models.length && this.fed[this.next] === true) this.next++;
     this.recorded++;
   }
 
@@ -60,10 +67,9 @@ export class CostReplay {
 
   /** The rest of the trace's model calls, and its bill around its loops. */
   finish(): LoopBill | undefined {
-    for (; this.next < this.models.length; this.next++) {
-      const m = this.models[this.next] as ModelCallRecord;
-      this.cost.modelCall(this.recorded, m.start, m.input, m.output, m.usd);
-    }
+    this.models.forEach((m, i) => {
+      if (this.fed[i] !== true) this.cost.modelCall(this.recorded, m.start, m.input, m.output, m.usd);
+    });
     return this.cost.bill();
   }
 }
