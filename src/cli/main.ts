@@ -133,7 +133,7 @@ async function runScan(paths: string[], flags: ScanFlags, io: CliIo, write: (s: 
     prices,
     onTrace: (trace) => {
       report?.add(trace);
-      if (trace.loopBill !== undefined) costs.add(trace.detections[0]?.promptName ?? trace.promptName ?? NO_TEMPLATE, trace.loopBill);
+      if (trace.loopBill !== undefined) costs.add(trace.loopPrompt ?? NO_TEMPLATE, trace.loopBill);
       for (const d of trace.detections) if (flags.failOn === 'warning' || d.level === 'critical') failing++;
       if (trace.detections.length === 0) return;
       if (flags.json) for (const d of trace.detections) write(io.stdout, detectionJsonLine(d));

@@ -228,6 +228,16 @@ export class TraceCost {
   }
 }
 
+/** What a trace's loop bill grew by since `before` (a continued trace's earlier bill); undefined when nothing. */
+export function billIncrease(now: LoopBill | undefined, before: LoopBill | undefined): SpendDelta | undefined {
+  if (now === undefined) return undefined;
+  const was = before?.loop;
+  const input = now.loop.tokens.input - (was?.tokens.input ?? 0);
+  const output = now.loop.tokens.output - (was?.tokens.output ?? 0);
+  const usd = now.loop.costUsd !== undefined ? now.loop.costUsd - (was?.costUsd ?? 0) : Number.NaN;
+  return input > 0 || output > 0 ? { input, output, usd } : undefined;
+}
+
 /** A detection with what its repetitions cost (`tokens`, `costUsd`), when known. */
 export function withSpend<D extends { readonly tokens?: TokenCount; readonly costUsd?: number }>(d: D, spend: Spend | undefined): D {
   if (spend === undefined) return d;

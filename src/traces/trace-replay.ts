@@ -46,6 +46,11 @@ class PendingTrace<P> {
   spanCount = 0;
   /** Late spans of a trace completed before (see `ReplayOptions.retainTraces`). */
   continued = false;
+  /** The loop bill reported when the trace was completed before. */
+  previousLoopBill: LoopBill | undefined;
+  /** Prompt template of the first detection, once there is one. */
+  loopPrompt: string | undefined;
+  hasLoop = false;
   constructor(readonly traceId: string) {}
 }
 
@@ -53,6 +58,9 @@ class PendingTrace<P> {
 interface RetainedTrace {
   readonly calls: PendingCall[];
   readonly models: ModelCallRecord[];
+  readonly loopBill: LoopBill | undefined;
+  readonly loopPrompt: string | undefined;
+  readonly hasLoop: boolean;
   readonly links: Map<string, SpanLink>;
   readonly lastPrompt: string | undefined;
   readonly lastAgent: string | undefined;
@@ -92,6 +100,13 @@ export interface ReplayedTrace<P = unknown> {
    * usage. For a continued trace, the whole trace's bill, not only what is new.
    */
   readonly loopBill?: LoopBill | undefined;
+  /** For a continued trace: the bill reported when it was completed before (what counters have counted already). */
+  readonly previousLoopBill?: LoopBill | undefined;
+  /**
+   * Prompt template of the trace's first detection (an earlier completion's, for a continued
+   * trace): where its loop bill is counted.
+   */
+  readonly loopPrompt?: string | undefined;
   /**
    * This trace had been completed before and these are its late spans: `calls`, `toolCalls` and
    * `detections` cover only what is new (the earlier calls still count for the engine).
@@ -195,6 +210,9 @@ export class TraceReplayer<P = undefined> {
         trace.lastAgent = before.lastAgent;
         trace.rootSeen = before.rootSeen;
         trace.continued = true;
+        trace.previousLoopBill = before.loopBill;
+        trace.loopPrompt = before.loopPrompt;
+        trace.hasLoop = before.hasLoop;
       }
     }
     this.open.set(span.traceId, trace);
@@ -326,6 +344,10 @@ export class TraceReplayer<P = undefined> {
         cost?.toolCall(c.end, c.seq);
         for (const d of detector.record(call, lastOfBatch.has(c))) {
           const priced = cost !== undefined ? cost.detection(d, c.end) : d;
+          if (!trace.hasLoop) {
+            trace.hasLoop = true;
+            trace.loopPrompt = d.promptName;
+          }
           // reported when the trace was completed before
           if (c.reported) continue;
           detections.push(priced);
@@ -335,7 +357,7 @@ export class TraceReplayer<P = undefined> {
       loopBill = cost?.finish();
     }
     const first = calls.length > 0 ? Math.min(...calls.map((c) => c.start)) : Number.NaN;
-    if (this.maxRetained > 0) this.retain(trace);
+    if (this.maxRetained > 0) this.retain(trace, loopBill);
     this.options.onTrace(
       {
         traceId: trace.traceId,
@@ -348,16 +370,21 @@ export class TraceReplayer<P = undefined> {
         payloads: trace.payloads,
         continued: trace.continued,
         loopBill,
+        previousLoopBill: trace.previousLoopBill,
+        loopPrompt: trace.loopPrompt,
       },
       reason,
     );
   }
 
   /** Remembers a completed trace for its late spans: calls marked reported, payloads dropped. */
-  private retain(trace: PendingTrace<P>): void {
+  private retain(trace: PendingTrace<P>, loopBill: LoopBill | undefined): void {
     this.retained.set(trace.traceId, {
       calls: trace.calls.map((c) => (c.reported ? c : { ...c, reported: true })),
       models: trace.models,
+      loopBill,
+      loopPrompt: trace.loopPrompt,
+      hasLoop: trace.hasLoop,
       links: trace.links,
       lastPrompt: trace.lastPrompt,
       lastAgent: trace.lastAgent,

@@ -1,7 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { context, trace, type Attributes } from '@opentelemetry/api';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
+import { claimingAdapter, defaultAdapters } from '../../src/conventions/index.js';
 import { readModelUsage } from '../../src/conventions/usage.js';
+import { collectingProcessor } from '../support/collecting-processor.js';
 
 interface SpanSpec {
   readonly name: string;
@@ -57,4 +61,32 @@ describe('model-call usage per dialect (test/fixtures/usage)', () => {
     expect(readModelUsage({ name: 'chat gpt-4o', attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o' } })).toBeUndefined();
     expect(readModelUsage({ name: 'llm', attributes: { 'langfuse.observation.type': 'generation', 'langfuse.observation.usage_details': 'not json' } })).toBeUndefined();
   });
+});
+
+describe('each dialect\'s model calls between looping tool calls, through a real SDK with loopwatch registered', () => {
+  for (const [file, fx] of usageFixtures) {
+    it(`${file}: the critical detection at call 5 counts the 4 model calls that asked for calls 2..5, nothing else`, async () => {
+      const exporter = new InMemorySpanExporter();
+      const { loops, detections } = collectingProcessor({ mode: 'observe' });
+      const provider = new BasicTracerProvider({ spanProcessors: [loops as unknown as SpanProcessor, new SimpleSpanProcessor(exporter)] });
+      const tracer = provider.getTracer('usage-fixtures');
+      // spans that must not count, minus tool spans (they would be tool calls of the loop)
+      const distractors = fx.notModelCalls.filter((s) => claimingAdapter(defaultAdapters, s) === undefined);
+      const root = tracer.startSpan('invoke_agent support', { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.prompt.name': 'support-v2' } });
+      const ctx = trace.setSpan(context.active(), root);
+      for (let i = 0; i < 6; i++) {
+        tracer.startSpan(fx.modelCall.name, { attributes: fx.modelCall.attributes as Attributes }, ctx).end();
+        for (const d of distractors) tracer.startSpan(d.name, { attributes: d.attributes as Attributes }, ctx).end();
+        tracer
+          .startSpan('execute_tool lookup', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup', 'gen_ai.tool.call.arguments': '{"id":7}', 'gen_ai.tool.call.result': '{"found":false}' } }, ctx)
+          .end();
+      }
+      root.end();
+      await provider.forceFlush();
+      const critical = detections.find((d) => d.level === 'critical');
+      expect(critical?.callIndex).toBe(5);
+      expect(critical?.tokens).toEqual({ input: 4 * fx.expect.input, output: 4 * fx.expect.output });
+      await provider.shutdown();
+    });
+  }
 });

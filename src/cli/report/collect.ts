@@ -91,7 +91,7 @@ export class ReportCollector {
       ownTotals.detections++;
       if (t.detection.level === 'critical') ownTotals.criticals++;
     }
-    if (trace.loopBill !== undefined) this.costs.add(trace.detections[0]?.promptName ?? prompt, trace.loopBill);
+    if (trace.loopBill !== undefined) this.costs.add(trace.loopPrompt ?? NO_TEMPLATE, trace.loopBill);
     const candidate: WorstTrace = {
       traceId: trace.traceId,
       prompt,
