@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { parseConfigText } from '../../src/cli/config-file.js';
 import type { ModelUsage } from '../../src/conventions/usage.js';
@@ -250,5 +252,14 @@ describe('prices in the configuration', () => {
   it('a configuration file names the file and line of a bad price', () => {
     const yaml = ['mode: enforce', 'prices:', '  gpt-4o:', '    input: 2.5', '    output: ten', ''].join('\n');
     expect(() => parseConfigText(yaml, 'loopwatch.yaml')).toThrow('loopwatch.yaml:5: prices.gpt-4o.output: expected a number, got "ten"');
+  });
+});
+
+describe('the README on prices', () => {
+  it('shows price tables that the configuration accepts', () => {
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+    const blocks = [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').filter((b) => /^prices:/m.test(b));
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    for (const b of blocks) expect(Object.keys(parseConfigText(b, 'README.md').prices ?? {}).length).toBeGreaterThan(0);
   });
 });
