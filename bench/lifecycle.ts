@@ -135,8 +135,27 @@ function mixTrace(resultBytes?: number): TraceShape {
   };
 }
 
+/**
+ * An agent run as steps: a model call (with usage), then the tool call it asked for, four times,
+ * and the model's final call: from the first tool call on, loopwatch reads each model call's
+ * usage for what loops cost (the realistic mix has its tool call last, so never does).
+ */
+function stepsTrace(): TraceShape {
+  const args = Array.from({ length: 64 }, (_, k) => argumentsOfSize(1024, k));
+  const results = Array.from({ length: 64 }, (_, k) => acknowledgement(k, 1024));
+  return (tracer, i) => {
+    const root = agentRoot(tracer, i);
+    for (let k = 0; k < 4; k++) {
+      chatSpan(tracer, root.context, i * 10 + k);
+      toolSpan(tracer, root.context, 'write_file', args[(i + k) % 64] ?? '', results[(i + k) % 64] ?? '', i * 10 + k);
+    }
+    chatSpan(tracer, root.context, i * 10 + 9);
+    root.span.end();
+  };
+}
+
 /** The workloads, for profiling one outside the comparison. */
-export const shapes = { nonToolTrace, toolTrace, mixTrace };
+export const shapes = { nonToolTrace, toolTrace, mixTrace, stepsTrace };
 
 /**
  * Spans a batch is exported at: the batch processor's default batch size. An app's event loop
@@ -189,6 +208,7 @@ const SCENARIOS: readonly Scenario[] = [
   { name: 'realistic mix (90 % non-tool; 10 % tool: write_file, 1 KB arguments)', shape: () => mixTrace(), traces: 1500, spans: 10, pairs: 30, processes: 7, target: MIX_TARGET },
   { name: 'realistic mix, an idle span processor instead of loopwatch (the floor)', shape: () => mixTrace(), traces: 1500, spans: 10, pairs: 30, processes: 3, idle: true },
   { name: 'realistic mix, the tool answering 1 KB of search results', shape: () => mixTrace(1024), traces: 1500, spans: 10, pairs: 30, processes: 3 },
+  { name: 'agent steps: model call (usage) then tool call, 4 steps (40 % tool spans)', shape: () => stepsTrace(), traces: 1500, spans: 10, pairs: 30, processes: 3 },
   { name: 'non-tool spans (10-span traces)', shape: () => nonToolTrace, traces: 1500, spans: 10, pairs: 30, processes: 3 },
   { name: 'tool spans, 200 B arguments', shape: () => toolTrace(200), traces: 1000, spans: 11, pairs: 30, processes: 3 },
   { name: 'tool spans, 10 KB arguments', shape: () => toolTrace(10 * 1024), traces: 200, spans: 11, pairs: 20, processes: 3 },

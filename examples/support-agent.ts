@@ -2,9 +2,12 @@ import { context, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
 
 /**
  * A small customer-support agent, instrumented the way the OpenTelemetry gen_ai conventions say:
- * an `invoke_agent` span per run, an `execute_tool {name}` span per tool call with the arguments
- * and result as attributes. The "model" is scripted (no network): it decides the next tool call
- * from what the tools answered so far, like a real model in a tool loop.
+ * an `invoke_agent` span per run, a `chat {model}` span per model call with its token usage, an
+ * `execute_tool {name}` span per tool call with the arguments and result as attributes. The
+ * "model" is scripted (no network): it decides the next tool call from what the tools answered so
+ * far, like a real model in a tool loop, and reports the usage a real one would: the whole
+ * conversation is sent again at every step, so the input grows; what was sent before is read
+ * from the provider's prompt cache.
  */
 
 export interface ToolCallRequest {
@@ -19,6 +22,15 @@ export interface Turn {
 
 /** Decides the next step: a tool call, or the final answer. */
 export type Model = (history: readonly Turn[]) => ToolCallRequest | { answer: string };
+
+/** The model the scripted agent "calls", and the snapshot that answers. */
+export const MODEL = { request: 'gpt-4o', response: 'gpt-4o-2024-08-06' } as const;
+
+/** Token usage of the model call at a step (`turns` tool results in the conversation so far). */
+export function modelUsage(turns: number): { input: number; output: number; cacheRead: number } {
+  const context = (n: number): number => 1_400 + 520 * n; // system prompt, tool definitions, then each turn
+  return { input: context(turns), output: 42, cacheRead: turns === 0 ? 0 : context(turns - 1) };
+}
 
 const ORDERS: Record<string, { status: string; carrier: string }> = {
   'B-2002': { status: 'shipped', carrier: 'DHL' },
@@ -97,8 +109,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         for (let step = 1; step <= options.maxSteps; step++) {
           // A real model client takes the signal and rejects once it is aborted.
           signal.throwIfAborted();
-          await new Promise((r) => setTimeout(r, 5)); // the model thinks
-          const decision = options.model(history);
+          const decision = await callModel(tracer, options.model, history);
           if ('answer' in decision) return { steps: step - 1, answer: decision.answer, traceId: root.spanContext().traceId };
           const turn = executeTool(tracer, decision);
           history.push(turn);
@@ -114,6 +125,22 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
       }
     },
   );
+}
+
+/** One model call in a `chat` span with the usage a real provider would report. */
+async function callModel(tracer: Tracer, model: Model, history: readonly Turn[]): Promise<ReturnType<Model>> {
+  const span = tracer.startSpan(`chat ${MODEL.request}`, { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': MODEL.request } }, context.active());
+  await new Promise((r) => setTimeout(r, 5)); // the model thinks
+  const decision = model(history);
+  const usage = modelUsage(history.length);
+  span.setAttributes({
+    'gen_ai.response.model': MODEL.response,
+    'gen_ai.usage.input_tokens': usage.input,
+    'gen_ai.usage.output_tokens': usage.output,
+    'gen_ai.usage.cache_read.input_tokens': usage.cacheRead,
+  });
+  span.end();
+  return decision;
 }
 
 function executeTool(tracer: Tracer, call: ToolCallRequest): Turn {

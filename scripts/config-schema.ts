@@ -18,6 +18,7 @@ import {
   EVIDENCE_KEYS,
   MODES,
   NUMBER_LIMITS,
+  PRICE_KEYS,
   ROLE_KEYS,
   ROLE_NAMES,
   RULE_KEYS,
@@ -48,6 +49,10 @@ const DESCRIPTIONS: Record<string, string> = {
   tools: 'Per-tool overrides; keys are tool names, * matches any run of characters.',
   volatileKeys: 'Member names ignored everywhere in arguments / results, added to the built-in lists.',
   knownTools: 'When set, a call to any other tool name counts as a call to a tool that does not exist.',
+  prices: 'What model calls cost, to report loops in USD: model name or * pattern (the response or request model of the model-call span) -> USD per million tokens. No built-in list; without an entry, loops are reported in tokens only.',
+  input: 'USD per million input tokens.',
+  output: 'USD per million output tokens.',
+  cachedInput: 'USD per million input tokens read from the provider\'s prompt cache (default: input).',
   warning: 'First intervention (a warning detection, a hint from the guard).',
   critical: 'Stop: the trace\'s abort signal fires (in enforce mode).',
   repeat: 'Identical calls (arguments and result): calls. With other calls between the repetitions, two more are needed (a failure repeated that way: one more).',
@@ -121,6 +126,14 @@ export function buildConfigSchema(): Schema {
     },
     volatileKeys: volatileKeys('volatileKeys'),
     knownTools: stringList('knownTools'),
+    prices: {
+      description: describe('prices'),
+      type: 'object',
+      additionalProperties: {
+        ...object(PRICE_KEYS, (k) => numberSchema(NUMBER_LIMITS.price, k)),
+        required: ['input', 'output'],
+      },
+    },
   };
   const missing = CONFIG_KEYS.filter((k) => top[k] === undefined);
   if (missing.length > 0) throw new Error(`scripts/config-schema.ts: no schema for ${missing.join(', ')}`);

@@ -1,8 +1,12 @@
 export { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from './processor.js';
 export { ToolLoopError } from './errors.js';
-export { LOOP_EVENT_NAME, ATTR_LOOP_ARGUMENTS_PREVIEW, loopEventAttributes } from './otel/event-attributes.js';
+export { LOOP_EVENT_NAME, LOOP_SUMMARY_EVENT_NAME, ATTR_LOOP_ARGUMENTS_PREVIEW, loopEventAttributes, loopSummaryAttributes } from './otel/event-attributes.js';
 export type { ArgumentPreviewOptions } from './otel/argument-preview.js';
-export { METRIC_LOOP_DETECTIONS, METRIC_TOOL_CALLS } from './otel/loop-metrics.js';
+export { METRIC_LOOP_DETECTIONS, METRIC_TOOL_CALLS, METRIC_LOOP_TOKENS, METRIC_LOOP_COST } from './otel/loop-metrics.js';
+export type { TraceLoopSummary } from './cost/summary.js';
+export type { Spend, TokenCount } from './cost/trace-cost.js';
+export { PriceTable } from './cost/prices.js';
+export { readModelUsage, type ModelUsage } from './conventions/usage.js';
 export type { LoopLoggerProvider, LoopLogger, LoopLogRecord } from './otel/loop-logs.js';
 export type { ReadableToolSpan, WritableToolSpan } from './otel/span-types.js';
 
@@ -27,6 +31,7 @@ export {
   type RuleThresholdsInput,
   type ToolOverride,
   type ToolRole,
+  type ModelPriceInput,
 } from './detector/config.js';
 export type {
   Evidence,

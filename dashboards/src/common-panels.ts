@@ -2,9 +2,36 @@
  * Panels both dashboards show, and the dashboard skeleton they share (time, tags, annotations).
  */
 import { AnnotationQueryBuilder, DashboardBuilder, DashboardCursorSync } from '@grafana/grafana-foundation-sdk/dashboard';
-import { ALERTS, DASHBOARD_TAGS, LABELS } from './config.js';
+import { ALERTS, DASHBOARD_TAGS, LABELS, METRICS } from './config.js';
 import { COLORS, DS, stat, table, thresholds, type StatOptions } from './panels.js';
-import { count, detections, firingLoopAlerts, per100ToolCalls, toolCalls, WINDOW } from './promql.js';
+import { count, detections, firingLoopAlerts, loopSpend, per100ToolCalls, toolCalls, total, WINDOW } from './promql.js';
+
+/** What a loop's bill is, for the spend panels' descriptions. */
+export const BILL =
+  "A looping trace's bill: its model calls from the end of the loop's first call to the end of the trace, counted when the trace ends (the processor's Metrics API counters count each call as it ends), under the template of its first detection. The tool and kind filters do not apply to it.";
+
+export function loopCostStat(scope: string): ReturnType<typeof stat> {
+  return stat({
+    title: 'Cost of loops',
+    description: `USD the model calls inside detected loops cost ${scope} in the selected time range. ${BILL} Priced only for models in loopwatch's \`prices\` configuration; "no prices" when none is.`,
+    unit: 'currencyUSD',
+    decimals: 2,
+    query: { expr: `sum(${total(loopSpend(METRICS.loopCost), [], WINDOW.range)})` },
+    thresholds: thresholds(COLORS.ok, [0.01, COLORS.watch], [ALERTS.loopSpendUsdPerHour, COLORS.bad]),
+    noValue: 'no prices',
+  });
+}
+
+export function loopTokensStat(scope: string): ReturnType<typeof stat> {
+  return stat({
+    title: 'Tokens burned in loops',
+    description: `Input and output tokens of the model calls inside detected loops ${scope} in the selected time range. ${BILL}`,
+    unit: 'short',
+    decimals: 0,
+    query: { expr: `round(sum(${total(loopSpend(METRICS.loopTokens), [], WINDOW.range)}))` },
+    thresholds: thresholds(COLORS.ok, [1, COLORS.watch]),
+  });
+}
 
 export function skeleton(uid: string, title: string, description: string): DashboardBuilder {
   return new DashboardBuilder(title)

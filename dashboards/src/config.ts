@@ -6,12 +6,19 @@
  */
 import type { LoopKind, LoopLevel } from '../../src/detector/types.js';
 
-/** Prometheus names of the two contract metrics (DESIGN.md, "Metrics"). */
+/** Prometheus names of the contract metrics (DESIGN.md, "Metrics") and of what loops cost. */
 export const METRICS = {
   /** One count per `loop.detected` span event: a loop is counted at its warning and again if it turns critical. */
   loopDetections: 'gen_ai_tool_loop_detections_total',
   /** One count per gen_ai `execute_tool` span: the denominator of "loops per tool call". */
   toolCalls: 'gen_ai_tool_calls_total',
+  /**
+   * Tokens of the model calls inside detected loops (a looping trace's bill, from the end of its
+   * loop's first call to the end of the trace), by prompt template and token type.
+   */
+  loopTokens: 'gen_ai_tool_loop_tokens_total',
+  /** Their USD, where the configuration's `prices` cover the model. */
+  loopCost: 'gen_ai_tool_loop_cost_usd_total',
 } as const;
 
 /** Prometheus label names of the contract metrics. */
@@ -20,6 +27,8 @@ export const LABELS = {
   tool: 'gen_ai_tool_name',
   kind: 'loop_kind',
   level: 'loop_level',
+  /** `input` / `output`, on the loop tokens (as the gen_ai conventions' token usage metrics have it). */
+  tokenType: 'gen_ai_token_type',
 } as const;
 
 /**
@@ -51,6 +60,8 @@ export const RECORDED = {
 export const METRIC_LABELS = {
   [METRICS.loopDetections]: [LABELS.kind, LABELS.level, LABELS.tool, LABELS.prompt],
   [METRICS.toolCalls]: [LABELS.tool, LABELS.prompt],
+  [METRICS.loopTokens]: [LABELS.prompt, LABELS.tokenType],
+  [METRICS.loopCost]: [LABELS.prompt],
 } as const;
 
 /** What the collector's count connector writes when a span has no prompt template (or tool, kind...). */
@@ -109,6 +120,8 @@ export const ALERTS = {
     ratio: 'LoopwatchHighLoopsPerToolCall',
     firstLoops: 'LoopwatchFirstLoopsForTemplate',
     criticalStops: 'LoopwatchCriticalLoopStops',
+    loopSpend: 'LoopwatchLoopSpendHigh',
+    loopTokens: 'LoopwatchLoopTokensHigh',
   },
   /** Spike alert: the 5-minute loop rate must be above this many detections per second... */
   spikeFloorPerSecond: 0.03,
@@ -116,6 +129,10 @@ export const ALERTS = {
   spikeFactor: 3,
   /** Ratio alert: loop detections per tool call above this (0.1 = 10 per 100 calls). */
   loopsPerToolCall: 0.1,
+  /** Spend alert: a template's loops cost more than this many USD within an hour. */
+  loopSpendUsdPerHour: 5,
+  /** Token alert, for templates whose models have no price: more tokens than this within an hour. */
+  loopTokensPerHour: 2_000_000,
 } as const;
 
 /** The spike alert's floor in detections per minute, as the graphs plot it (1.8, not 1.7999999999999998). */

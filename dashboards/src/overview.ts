@@ -3,12 +3,12 @@
  * often runs had to be stopped, and whether it is getting worse.
  */
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
-import { ALERTS, DASHBOARDS, LABELS, LOOP_KINDS, RECORDED, SPIKE_FLOOR_PER_MINUTE } from './config.js';
-import { criticalStopsStat, firingAlertsTable, loopDetectionsStat, ratioStat, ratioThresholds, skeleton, toolCallsStat } from './common-panels.js';
+import { ALERTS, DASHBOARDS, LABELS, LOOP_KINDS, METRICS, RECORDED, SPIKE_FLOOR_PER_MINUTE } from './config.js';
+import { BILL, criticalStopsStat, firingAlertsTable, loopCostStat, loopDetectionsStat, loopTokensStat, ratioStat, ratioThresholds, skeleton, toolCallsStat } from './common-panels.js';
 import { Layout } from './layout.js';
 import { dashboardLink, drillDownFromCell, drillDownFromSeries } from './links.js';
 import { bargauge, COLORS, PER_MINUTE, stat, table, thresholds, timeseries } from './panels.js';
-import { count, detections, firingLoopAlerts, lastSeenMs, orZero, per100ToolCalls, perMinute, recorded, sumBy, total, toolCalls, WINDOW } from './promql.js';
+import { count, detections, firingLoopAlerts, lastSeenMs, loopSpend, orZero, per100ToolCalls, perMinute, recorded, sumBy, total, toolCalls, WINDOW } from './promql.js';
 import { datasourceVariable, kindVariable, promptVariable, sourceVariables, toolVariable } from './variables.js';
 
 const SCOPE = 'for the selected prompt templates, tools and loop kinds';
@@ -120,6 +120,36 @@ export function overviewDashboard(): Dashboard {
         noValue: 'No tool calls in this range',
       }),
       24,
+      8,
+    );
+
+  layout
+    .row('What do the loops cost?')
+    .add(loopTokensStat('of the selected prompt templates'), 4, 8)
+    .add(loopCostStat('of the selected prompt templates'), 4, 8)
+    .add(
+      timeseries({
+        title: 'Tokens burned in loops per minute by prompt template',
+        description: `Tokens (input and output) of the model calls inside detected loops, per minute, per prompt template. ${BILL}`,
+        unit: 'short',
+        decimals: 0,
+        stacked: true,
+        queries: [{ expr: perMinute(loopSpend(METRICS.loopTokens), [P]), legend: `{{${P}}}` }],
+        links: [drillDownFromSeries()],
+      }),
+      8,
+      8,
+    )
+    .add(
+      bargauge({
+        title: 'Cost of loops by prompt template',
+        description: `USD of the model calls inside detected loops in the selected time range, the 10 costliest prompt templates. ${BILL} Only models in loopwatch's \`prices\` configuration have a cost; red from ${ALERTS.loopSpendUsdPerHour} USD, where ${ALERTS.names.loopSpend} fires within an hour.`,
+        unit: 'currencyUSD',
+        decimals: 2,
+        query: { expr: `topk(10, ${total(loopSpend(METRICS.loopCost), [P], WINDOW.range)})`, legend: `{{${P}}}` },
+        thresholds: thresholds(COLORS.watch, [ALERTS.loopSpendUsdPerHour, COLORS.bad]),
+      }),
+      8,
       8,
     );
 

@@ -60,6 +60,8 @@ interface Common {
 export interface StatOptions extends Common {
   readonly query: Query;
   readonly thresholds: ThresholdsConfigBuilder;
+  /** Shown when the query has no series (default "0"). */
+  readonly noValue?: string;
 }
 
 /** One number over the dashboard's range, coloured by thresholds; "0" when there is no series. */
@@ -71,7 +73,7 @@ export function stat(o: StatOptions): StatBuilder {
     .withTarget(target(o.query, 'instant', 0))
     .unit(o.unit)
     .thresholds(o.thresholds)
-    .noValue('0')
+    .noValue(o.noValue ?? '0')
     .colorMode(common.BigValueColorMode.Value)
     .graphMode(common.BigValueGraphMode.None)
     .textMode(common.BigValueTextMode.Value)

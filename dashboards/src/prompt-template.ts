@@ -3,12 +3,12 @@
  * the tools and kinds behind it, and its share of all loops.
  */
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
-import { ALERTS, DASHBOARDS, LABELS, RECORDED, SPIKE_FLOOR_PER_MINUTE } from './config.js';
-import { criticalStopsStat, firingAlertsTable, loopDetectionsStat, ratioStat, ratioThresholds, skeleton, toolCallsStat } from './common-panels.js';
+import { ALERTS, DASHBOARDS, LABELS, METRICS, RECORDED, SPIKE_FLOOR_PER_MINUTE } from './config.js';
+import { BILL, criticalStopsStat, firingAlertsTable, loopCostStat, loopDetectionsStat, loopTokensStat, ratioStat, ratioThresholds, skeleton, toolCallsStat } from './common-panels.js';
 import { Layout } from './layout.js';
 import { dashboardLink } from './links.js';
 import { COLORS, PER_MINUTE, stat, table, thresholds, timeseries } from './panels.js';
-import { count, detections, lastSeenMs, orZero, perMinute, recorded, sumBy, total, toolCalls, WINDOW } from './promql.js';
+import { count, detections, lastSeenMs, loopSpend, orZero, perMinute, recorded, sumBy, total, toolCalls, WINDOW } from './promql.js';
 import { baselineVariable, datasourceVariable, kindVariable, promptVariable, sourceVariables, toolVariable } from './variables.js';
 
 const SCOPE = 'for this prompt template (and the selected tools and loop kinds)';
@@ -111,6 +111,23 @@ export function promptTemplateDashboard(): Dashboard {
         queries: [{ expr: sharePercent(WINDOW.rate), legend: 'share of all loop detections' }],
       }),
       12,
+      8,
+    );
+
+  layout
+    .row('What do its loops cost?')
+    .add(loopTokensStat('of this prompt template'), 4, 8)
+    .add(loopCostStat('of this prompt template'), 4, 8)
+    .add(
+      timeseries({
+        title: 'Tokens burned in loops per minute by token type',
+        description: `Input and output tokens of this template's model calls inside detected loops, per minute, stacked. ${BILL} Input dominates when the agent re-sends a growing context on every repetition.`,
+        unit: 'short',
+        decimals: 0,
+        stacked: true,
+        queries: [{ expr: perMinute(loopSpend(METRICS.loopTokens), [LABELS.tokenType]), legend: `{{${LABELS.tokenType}}}` }],
+      }),
+      16,
       8,
     );
 

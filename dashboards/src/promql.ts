@@ -50,6 +50,15 @@ export function toolCalls(): string {
 }
 
 /**
+ * gen_ai_tool_loop_tokens_total or gen_ai_tool_loop_cost_usd_total for the selected templates. A
+ * trace's loop bill is counted once, under the template of its first detection: it has no tool or
+ * kind, so those variables do not filter it.
+ */
+export function loopSpend(metric: typeof METRICS.loopTokens | typeof METRICS.loopCost): string {
+  return `${metric}{${[...fromSources(), re(LABELS.prompt, VARIABLES.prompt)].join(', ')}}`;
+}
+
+/**
  * Counter increments within `window`, per series, exact for sparse counters. The collector
  * creates a loop series at its first count (1, 2...) and drops it an hour after its last one, so
  * `increase()` alone misses a series' first increments and cannot bridge the gap when it comes

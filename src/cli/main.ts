@@ -1,12 +1,14 @@
 import { Command, CommanderError, Option } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { defaultAdapters } from '../conventions/index.js';
+import { PriceTable } from '../cost/prices.js';
+import { LoopCostTotals } from '../cost/totals.js';
 import { ConfigError, type LoopwatchConfig } from '../detector/config.js';
 import { LoopEngine } from '../detector/engine.js';
 import { ConfigFileError, loadConfigFile } from './config-file.js';
 import { displayName, expandInputs, InputError } from './input.js';
-import { detectionJsonLine, formatProgress, formatSummary, formatTrace, inputNotes } from './output.js';
-import { renderReport, ReportCollector } from './report/index.js';
+import { detectionJsonLine, formatCostSummary, formatProgress, formatSummary, formatTrace, inputNotes } from './output.js';
+import { NO_TEMPLATE, renderReport, ReportCollector } from './report/index.js';
 import { scanInputs, type ScanStats } from './scan.js';
 import { addServeCommand } from './serve-command.js';
 import { OutputSink } from './sink.js';
@@ -139,13 +141,17 @@ async function runScan(paths: string[], flags: ScanFlags, io: CliIo, out: Output
   let failing = 0;
 
   const report = flags.report !== undefined ? new ReportCollector() : undefined;
+  const costs = new LoopCostTotals();
+  const prices = PriceTable.of(config.prices, (model) => say(err, `loopwatch: warning: no price for model ${model} in the configuration's prices; loops on it are reported in tokens only`));
   const stats: ScanStats = await scanInputs(files, {
     engine,
     adapters: defaultAdapters,
     stdin: () => io.stdin,
     ...(io.stdinFd !== undefined ? { stdinFd: io.stdinFd } : {}),
+    prices,
     onTrace: (trace) => {
       report?.add(trace);
+      if (trace.loopBill !== undefined) costs.add(trace.loopPrompt ?? NO_TEMPLATE, trace.loopBill);
       for (const d of trace.detections) if (flags.failOn === 'warning' || d.level === 'critical') failing++;
       if (trace.detections.length === 0) return;
       if (flags.json) for (const d of trace.detections) out.write(`${detectionJsonLine(d)}\n`);
@@ -169,7 +175,8 @@ async function runScan(paths: string[], flags: ScanFlags, io: CliIo, out: Output
   });
   if (progressShown && io.interactive) err.write('\n');
   for (const note of inputNotes(stats)) say(err, `loopwatch: warning: ${note}`);
-  say(flags.json ? err : out, formatSummary(stats));
+  const summary = [formatSummary(stats), formatCostSummary(costs, prices !== undefined)].filter((s) => s.length > 0).join('\n');
+  say(flags.json ? err : out, summary);
   if (report && flags.report) {
     const html = renderReport(report.result(), { version: pkg.version, inputs: paths.map(displayName), files: stats.files, spans: stats.spans, failed });
     try {

@@ -1,3 +1,5 @@
+import { formatSpend, formatTokens, formatUsd } from '../cost/format.js';
+import type { CostTotals, LoopCostTotals } from '../cost/totals.js';
 import type { LoopDetection } from '../detector/types.js';
 import type { ReplayedTrace } from '../traces/trace-replay.js';
 import type { ScanStats } from './scan.js';
@@ -21,11 +23,45 @@ function pad(s: string, width: number): string {
  */
 export function formatTrace(trace: ReplayedTrace): string {
   const header = `trace ${printable(trace.traceId)}${trace.promptName ? `  prompt ${printable(trace.promptName)}` : ''}  (${plural(trace.toolCalls, 'tool call')})`;
-  const lines = trace.detections.map((d) => {
+  const lines = trace.detections.flatMap((d) => {
     const level = d.level === 'critical' ? 'CRITICAL' : 'warning';
-    return `  call ${pad(String(d.callIndex), 4)} ${pad(level, 8)}  ${pad(printable(d.kind), 13)} ${pad(printable(d.toolName), 18)} ${pad(`${d.count}×`, 4)} ${printable(d.message)}`;
+    const line = `  call ${pad(String(d.callIndex), 4)} ${pad(level, 8)}  ${pad(printable(d.kind), 13)} ${pad(printable(d.toolName), 18)} ${pad(`${d.count}×`, 4)} ${printable(d.message)}`;
+    if (d.tokens === undefined) return [line];
+    return [line, `${' '.repeat(12)}the repetitions cost ${formatTokens(d.tokens)}${d.costUsd !== undefined ? `, ${formatUsd(d.costUsd)}` : ''}`];
   });
+  const bill = trace.loopBill;
+  if (bill !== undefined) {
+    lines.push(`  loop bill: ${formatSpend(bill.loop)} from the end of the loop's first call to the end of the trace`);
+    lines.push(`             ${formatSpend(bill.afterDetection)} of it after the first detection`);
+  }
   return [header, ...lines].join('\n');
+}
+
+function costLine(t: CostTotals): string {
+  const usd = t.unpriced < t.traces ? `, ${formatUsd(t.usd)}${t.unpriced > 0 ? ' and unpriced tokens' : ''}` : '';
+  return `${formatTokens({ input: t.input, output: t.output })}${usd}`;
+}
+
+/**
+ * What loops cost across the scan: in total and per prompt template (the template of each trace's
+ * first detection). Empty when no looping trace reported usage.
+ */
+export function formatCostSummary(totals: LoopCostTotals, priced: boolean): string {
+  if (totals.empty) return '';
+  const t = totals.total;
+  const unpriced = !priced
+    ? ' (no prices in the configuration: tokens only)'
+    : t.unpriced > 0
+      ? ` (${t.unpriced} of them on a model without a price: tokens only)`
+      : '';
+  const lines = [
+    `Loops cost ${costLine(t)} in ${n(t.traces)} trace${t.traces === 1 ? '' : 's'}${unpriced}; ${formatTokens({ input: t.afterInput, output: t.afterOutput })} of it after the first detection.`,
+    'Per prompt template:',
+  ];
+  const ranked = totals.ranked();
+  const width = Math.max(...ranked.map(([name]) => name.length));
+  for (const [name, c] of ranked) lines.push(`  ${pad(name, width)}  ${costLine(c)} in ${n(c.traces)} trace${c.traces === 1 ? '' : 's'}`);
+  return lines.join('\n');
 }
 
 export function formatSummary(stats: ScanStats): string {

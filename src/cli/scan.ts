@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ConventionAdapter } from '../conventions/types.js';
+import type { PriceTable } from '../cost/prices.js';
 import type { LoopEngine } from '../detector/engine.js';
 import { TraceReplayer, type ReplayedTrace } from '../traces/trace-replay.js';
 import { readDocuments, type InputDocument } from './documents.js';
@@ -44,6 +45,8 @@ export interface ScanOptions {
   /** Between documents: true once the output is gone (`| head` exited); the scan stops reading. */
   readonly stopped?: () => boolean;
   readonly maxDocumentBytes?: number;
+  /** Prices model calls (the configuration's `prices`). */
+  readonly prices?: PriceTable | undefined;
 }
 
 /** Trace ids remembered after evaluation, to notice spans that arrive for them later. */
@@ -74,6 +77,7 @@ export async function scanInputs(files: readonly InputFile[], options: ScanOptio
   const replayer = new TraceReplayer({
     engine: options.engine,
     adapters: options.adapters,
+    prices: options.prices,
     ...(options.onProblem ? { onProblem: options.onProblem } : {}),
     onTrace: (trace) => {
       stats.traces++;

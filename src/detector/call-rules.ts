@@ -1,6 +1,6 @@
 import { combineAll, type Hash } from '../fingerprint/hash.js';
 import { HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
-import { walkStreak, type StreakQuery } from './streak.js';
+import { walkStreak, type Streak, type StreakQuery } from './streak.js';
 import type { Thresholds } from './thresholds.js';
 
 /**
@@ -24,6 +24,10 @@ export interface Measurement {
   readonly distinctArgs?: number;
   readonly cycleLength?: number;
   readonly cycleTools?: readonly number[];
+  /** End (epoch ms) of the first call of the evidence. */
+  readonly firstEnd: number;
+  /** Calls recorded after the first call of the evidence (0: the current call is the first). */
+  readonly firstBack: number;
 }
 
 /** The settings the rules read (a `ResolvedConfig` has them). */
@@ -45,7 +49,7 @@ export interface CallContext {
   /** The current step continues a cycle of period ≥ 2: plain repeats are left to the cycle rule. */
   readonly inCycle: boolean;
   /** Calls in a row, the current one included, that brought nothing new to the trace; and which such run this is. */
-  readonly drought: { readonly length: number; readonly episode: number };
+  readonly drought: { readonly length: number; readonly episode: number; readonly firstEnd: number; readonly firstBack: number };
 }
 
 /**
@@ -67,6 +71,11 @@ export function degrade(t: Thresholds, evidence: Evidence, settings: RuleSetting
   if (evidence === 'arguments+result') return t;
   const d = evidence === 'name' ? settings.evidence.nameOnly : settings.evidence.argumentsOnly;
   return { warning: Math.max(t.warning, d.warning), critical: Math.max(t.critical, d.critical) };
+}
+
+/** Where a streak's evidence begins: the end of its first call, and how many calls back that is. */
+function evidenceStart(h: CallHistory, s: Streak): { firstEnd: number; firstBack: number } {
+  return { firstEnd: h.end(s.first), firstBack: h.size - 1 - s.first };
 }
 
 function active(t: Thresholds): boolean {
@@ -108,7 +117,7 @@ export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Me
   const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
   const s = walkStreak(h, q, options(ctx));
   if (s.weighted >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, REPEATS_EARLIER)) {
-    return { key, value: s.weighted, count: s.count, thresholds, evidence };
+    return { key, value: s.weighted, count: s.count, ...evidenceStart(h, s), thresholds, evidence };
   }
   // The same call with the same answer, with other work between its repetitions: a check whose
   // output stays the same after every fix (edit → test → the same output), or one call returning
@@ -118,7 +127,7 @@ export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Me
   // differently ends it.
   const apart = degradeBy(thresholds, 2);
   const spread = walkStreak(h, { ...q, gap: () => false, stopAt: stopAt(apart) }, options(ctx));
-  return { key, value: spread.weighted, count: spread.count, thresholds: apart, evidence };
+  return { key, value: spread.weighted, count: spread.count, ...evidenceStart(h, spread), thresholds: apart, evidence };
 }
 
 function degradeBy(t: Thresholds, n: number): Thresholds {
@@ -136,6 +145,8 @@ export function nothingNew(ctx: CallContext, thresholds: Thresholds): Measuremen
     key: combineAll(R_NOTHING_NEW, ctx.drought.episode),
     value: ctx.drought.length,
     count: ctx.drought.length,
+    firstEnd: ctx.drought.firstEnd,
+    firstBack: ctx.drought.firstBack,
     thresholds,
     evidence: 'arguments+result',
   };
@@ -162,6 +173,7 @@ export function changingOutput(ctx: CallContext, thresholds: Thresholds): Measur
     key: combineAll(R_CHANGING, ctx.toolHash, args),
     value: s.weighted,
     count: s.count,
+    ...evidenceStart(h, s),
     thresholds,
     evidence: 'arguments+result',
   };
@@ -187,6 +199,7 @@ export function sameResult(ctx: CallContext, thresholds: Thresholds): Measuremen
     key: combineAll(R_SAME_RESULT, ctx.toolHash, out),
     value: s.weighted,
     count: s.count,
+    ...evidenceStart(h, s),
     thresholds,
     evidence: 'arguments+result',
     distinctArgs: s.distinctArgs,
@@ -214,7 +227,7 @@ export function repeatedFailure(ctx: CallContext, thresholds: Thresholds): Measu
     options(ctx),
   );
   if (s.count >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, REPEATS_EARLIER)) {
-    return { key, value: s.count, count: s.count, thresholds, evidence: 'arguments+result' };
+    return { key, value: s.count, count: s.count, ...evidenceStart(h, s), thresholds, evidence: 'arguments+result' };
   }
   // Edits or other calls between the attempts: only the identical failure counts, one more of
   // them is needed, and a different failure of the same call (the fix changed something) ends it.
@@ -230,7 +243,7 @@ export function repeatedFailure(ctx: CallContext, thresholds: Thresholds): Measu
     },
     options(ctx),
   );
-  return { key, value: spread.count, count: spread.count, thresholds: apart, evidence: 'arguments+result' };
+  return { key, value: spread.count, count: spread.count, ...evidenceStart(h, spread), thresholds: apart, evidence: 'arguments+result' };
 }
 
 /** One tool failing with the same error class while the arguments keep changing. */
@@ -254,6 +267,7 @@ export function errorClass(ctx: CallContext, thresholds: Thresholds): Measuremen
     key: combineAll(R_ERROR_CLASS, ctx.toolHash, out),
     value: s.count,
     count: s.count,
+    ...evidenceStart(h, s),
     thresholds,
     evidence: has(flags, HAS_ARGS) ? 'arguments+result' : 'result',
     distinctArgs: s.distinctArgs,
@@ -280,6 +294,7 @@ export function unknownTool(ctx: CallContext, thresholds: Thresholds): Measureme
     key: combineAll(R_UNKNOWN, ctx.toolHash),
     value: s.count,
     count: s.count,
+    ...evidenceStart(h, s),
     thresholds,
     evidence: has(flags, HAS_ARGS) ? 'arguments+result' : 'result',
   };

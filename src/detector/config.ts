@@ -5,6 +5,7 @@
  */
 export type {
   LoopwatchConfig,
+  ModelPriceInput,
   ResolvedConfig,
   ResolvedRole,
   ResolvedToolOverride,
@@ -33,6 +34,7 @@ export {
   EVIDENCE_KEYS,
   MODES,
   NUMBER_LIMITS,
+  PRICE_KEYS,
   ROLE_KEYS,
   ROLE_NAMES,
   SPACING_KEYS,

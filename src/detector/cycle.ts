@@ -14,6 +14,10 @@ export interface CycleFinding {
   readonly allPollers: boolean;
   /** Shortest idle time before any step of the cycle (ms): spaced-out cycles weigh less. */
   readonly minIdle: number;
+  /** End (epoch ms) of the first call of the run's first step: where the evidence begins. */
+  readonly firstEnd: number;
+  /** Record number (the caller's count of calls) of that call. */
+  readonly firstRecord: number;
 }
 
 /** What the tracker keeps about one step besides its signature. */
@@ -23,6 +27,9 @@ export interface StepInfo {
   readonly allPollers: boolean;
   /** Idle time between the end of the previous step and the start of this one. */
   readonly idleBefore: number;
+  /** End (epoch ms) of the step's first-recorded call, and that call's record number. */
+  readonly firstEnd: number;
+  readonly firstRecord: number;
 }
 
 /** Numbers kept per step, in `data`: signature, then the `StepInfo` fields. */
@@ -31,14 +38,16 @@ const F_TOOL = 1;
 const F_RANK = 2;
 const F_POLLERS = 3;
 const F_IDLE = 4;
-const STRIDE = 5;
+const F_FIRST_END = 5;
+const F_FIRST_RECORD = 6;
+const STRIDE = 7;
 
 /**
  * Finds periodic runs in the sequence of steps (a step is one batch of parallel calls).
  * For each period p it keeps how many trailing steps equal the step p before them: O(maxPeriod)
  * per step and no history beyond the last maxPeriod steps. A cycle is reported for the smallest
  * period that has at least two full laps; period 1 is a plain repeat and left to the call rules.
- * The last steps are packed into one array of doubles (5 numbers a step, oldest first): one of
+ * The last steps are packed into one array of doubles (7 numbers a step, oldest first): one of
  * these lives in every active trace, so no object per step.
  */
 export class CycleTracker {
@@ -47,12 +56,21 @@ export class CycleTracker {
   private stored = 0;
   /** Per period p, how many trailing steps equal the step p before (a plain array: small, young). */
   private readonly runs: number[];
+  /** Per period p, the first step of the current run (`StepInfo.firstEnd`, `firstRecord`), taken when it began. */
+  private readonly runFirstEnd: number[];
+  private readonly runFirstRecord: number[];
   private n = 0;
   private found: CycleFinding | undefined;
 
   constructor(private readonly maxPeriod: number) {
     this.runs = [];
-    for (let p = 0; p <= maxPeriod; p++) this.runs.push(0);
+    this.runFirstEnd = [];
+    this.runFirstRecord = [];
+    for (let p = 0; p <= maxPeriod; p++) {
+      this.runs.push(0);
+      this.runFirstEnd.push(0);
+      this.runFirstRecord.push(0);
+    }
   }
 
   /** Last step pushed is part of a cycle of period ≥ 2 with at least two laps. */
@@ -65,7 +83,11 @@ export class CycleTracker {
     const copy = new CycleTracker(this.maxPeriod);
     copy.data = this.data?.slice();
     copy.stored = this.stored;
-    for (let p = 0; p < this.runs.length; p++) copy.runs[p] = this.runs[p] ?? 0;
+    for (let p = 0; p < this.runs.length; p++) {
+      copy.runs[p] = this.runs[p] ?? 0;
+      copy.runFirstEnd[p] = this.runFirstEnd[p] ?? 0;
+      copy.runFirstRecord[p] = this.runFirstRecord[p] ?? 0;
+    }
     copy.n = this.n;
     copy.found = this.found;
     return copy;
@@ -81,6 +103,11 @@ export class CycleTracker {
     for (let p = 1; p <= P; p++) {
       const back = stored - p;
       this.runs[p] = back >= 0 && this.at(back, F_SIG) === step ? (this.runs[p] ?? 0) + 1 : 0;
+      if (this.runs[p] === 1) {
+        // a run begins: the step p back is its first (it is about to leave the stored window)
+        this.runFirstEnd[p] = this.at(back, F_FIRST_END);
+        this.runFirstRecord[p] = this.at(back, F_FIRST_RECORD);
+      }
     }
     const d = (this.data ??= newSlots(P));
     let o = stored * STRIDE;
@@ -96,6 +123,8 @@ export class CycleTracker {
     d[o + F_RANK] = info.evidenceRank;
     d[o + F_POLLERS] = info.allPollers ? 1 : 0;
     d[o + F_IDLE] = info.idleBefore;
+    d[o + F_FIRST_END] = info.firstEnd;
+    d[o + F_FIRST_RECORD] = info.firstRecord;
     this.n++;
     this.found = undefined;
     for (let p = 1; p <= P; p++) {
@@ -123,6 +152,8 @@ export class CycleTracker {
         evidenceRank: rank,
         allPollers,
         minIdle,
+        firstEnd: this.runFirstEnd[p] ?? Number.NaN,
+        firstRecord: this.runFirstRecord[p] ?? Number.NaN,
       };
       return this.found;
     }

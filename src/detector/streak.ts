@@ -32,6 +32,11 @@ export interface Streak {
   readonly distinctArgs: number;
   /** Consecutive occurrences whose outcome differed. */
   readonly outputChanges: number;
+  /**
+   * History index of the first call of the run: the earliest-recorded occurrence of the oldest
+   * step counted (the current call when it is the only one).
+   */
+  readonly first: number;
 }
 
 const MAX_DISTINCT = 16;
@@ -56,6 +61,7 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
   let newerStart = h.start(cur);
   let lastOut = h.out(cur);
   let changes = 0;
+  let first = cur;
   const args: number[] = [h.args(cur)];
   const addArgs = (a: number): void => {
     if (args.length < MAX_DISTINCT && !args.some((x) => sameHash(x, a))) args.push(a);
@@ -69,6 +75,7 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
       continue;
     }
     let occurrence = -1;
+    let earliest = -1;
     let broken = false;
     let gap = false;
     for (; i >= 0 && h.batch(i) === batch; i--) {
@@ -77,12 +84,14 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
       if (q.breaks(i)) broken = true;
       else if (isOccurrence) {
         if (occurrence < 0) occurrence = i;
+        earliest = i;
         addArgs(h.args(i));
       } else if (q.gap ? q.gap(i) : defaultGap(h, i)) gap = true;
     }
     if (broken) break;
     if (occurrence >= 0) {
       count++;
+      first = earliest;
       const idle = newerStart - h.end(occurrence);
       weighted += q.spacing && idle >= opts.idleMs ? opts.weight : 1;
       newerStart = h.start(occurrence);
@@ -92,5 +101,5 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
       break;
     }
   }
-  return { count, weighted, distinctArgs: args.length, outputChanges: changes };
+  return { count, weighted, distinctArgs: args.length, outputChanges: changes, first };
 }

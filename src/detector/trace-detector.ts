@@ -67,6 +67,9 @@ interface PendingStep {
   allPollers: boolean;
   start: number;
   end: number;
+  /** End of the step's first-recorded call, and its record number (`TraceDetector.calls`). */
+  readonly firstEnd: number;
+  readonly firstRecord: number;
 }
 
 /**
@@ -100,6 +103,9 @@ export class TraceDetector {
   /** Calls in a row that brought nothing new (see `nothingNew`), and how many droughts ended before. */
   private drought = 0;
   private droughtsEnded = 0;
+  /** The first call of the current drought: its end, and its record number (`calls`). */
+  private droughtFirstEnd = Number.NaN;
+  private droughtFirstRecord = 0;
   private mainAgent: string | undefined;
 
   constructor(
@@ -162,7 +168,10 @@ export class TraceDetector {
       if (bringsNews(flags)) {
         if (this.drought > 0) this.droughtsEnded++;
         this.drought = 0;
-      } else this.drought++;
+      } else if (this.drought++ === 0) {
+        this.droughtFirstEnd = call.endTime;
+        this.droughtFirstRecord = this.calls;
+      }
     }
 
     const found: Finding[] = [];
@@ -174,7 +183,7 @@ export class TraceDetector {
     if (batchComplete) this.closeStep(found);
     // The first call of a tool in the trace counts 1 for every call rule: nothing to find below 2.
     if ((seen & SEEN_TOOL) !== 0 || policy.minCallThreshold <= 1) {
-      const drought = { length: this.drought, episode: this.droughtsEnded };
+      const drought = { length: this.drought, episode: this.droughtsEnded, firstEnd: this.droughtFirstEnd, firstBack: this.calls - this.droughtFirstRecord };
       measureCall({ history: this.history, settings: engine.config, tool, toolHash: tool, args, out, flags, inCycle: this.cycles.inCycle, drought }, policy, found);
     }
     return this.report(found, call);
@@ -231,6 +240,8 @@ export class TraceDetector {
     f.calls = this.calls;
     f.drought = this.drought;
     f.droughtsEnded = this.droughtsEnded;
+    f.droughtFirstEnd = this.droughtFirstEnd;
+    f.droughtFirstRecord = this.droughtFirstRecord;
     f.mainAgent = this.mainAgent;
     return f;
   }
@@ -266,7 +277,18 @@ export class TraceDetector {
   private addToStep(batch: number, tool: Hash, sig: Hash, flags: number, poller: boolean, call: ToolCall): void {
     let step = this.pending;
     if (!step) {
-      step = { batch, sigs: [], acc: new UnorderedHash(), tool, rank: 3, allPollers: true, start: call.startTime, end: call.endTime };
+      step = {
+        batch,
+        sigs: [],
+        acc: new UnorderedHash(),
+        tool,
+        rank: 3,
+        allPollers: true,
+        start: call.startTime,
+        end: call.endTime,
+        firstEnd: call.endTime,
+        firstRecord: this.calls,
+      };
       this.pending = step;
     }
     step.rank = Math.min(step.rank, evidenceRank(flags));
@@ -290,6 +312,8 @@ export class TraceDetector {
       evidenceRank: step.rank,
       allPollers: step.allPollers,
       idleBefore,
+      firstEnd: step.firstEnd,
+      firstRecord: step.firstRecord,
     });
     if (cycle) {
       const f = this.cycleFinding(cycle);
@@ -319,6 +343,8 @@ export class TraceDetector {
       evidence,
       cycleLength: c.period,
       cycleTools: c.tools,
+      firstEnd: c.firstEnd,
+      firstBack: this.calls - c.firstRecord,
     };
   }
 
@@ -355,6 +381,8 @@ export class TraceDetector {
         ...(f.cycleLength !== undefined ? { cycleLength: f.cycleLength } : {}),
         ...(cycleTools ? { cycleTools } : {}),
         mode: this.engine.config.mode,
+        evidenceStartTime: f.firstEnd,
+        evidenceCalls: f.firstBack + 1,
       });
     }
     return out;

@@ -110,6 +110,24 @@ export interface LoopDetection {
   readonly cycleTools?: readonly string[];
   readonly mode: Mode;
   /**
+   * End (epoch ms) of the first call of the evidence: the repetitions began after it. For a
+   * cycle, the first call of the run's first step.
+   */
+  readonly evidenceStartTime: number;
+  /**
+   * Tool calls from the first call of the evidence to the one that completed it, both included,
+   * in the order they ended (other calls in between count too).
+   */
+  readonly evidenceCalls: number;
+  /**
+   * What the model spent asking for the repetitions: the summed usage of the trace's model-call
+   * spans that started after the end of the first call of the evidence and ended before the end
+   * of the call that completed it. Absent when no usage is known (see `src/conventions/usage.ts`).
+   */
+  readonly tokens?: { readonly input: number; readonly output: number };
+  /** Those tokens in USD, when the configuration's `prices` cover every one of those model calls. */
+  readonly costUsd?: number;
+  /**
    * A short, redacted preview of the call's arguments: only from the span processor, and only
    * with its `argumentPreview` option on (off by default).
    */

@@ -1,10 +1,19 @@
 import type { Attributes, Counter, MeterProvider } from '@opentelemetry/api';
 import { ATTR_GEN_AI_PROMPT_NAME, ATTR_GEN_AI_TOOL_NAME } from '../conventions/attributes.js';
+import type { SpendDelta } from '../cost/trace-cost.js';
 import type { LoopDetection } from '../detector/types.js';
 
 /** OTel names of the contract's two counters (Prometheus: `..._total`, dots as underscores). */
 export const METRIC_LOOP_DETECTIONS = 'gen_ai.tool.loop.detections';
 export const METRIC_TOOL_CALLS = 'gen_ai.tool.calls';
+/**
+ * Tokens of the model calls made inside detected loops (see `TraceLoopSummary.loop`), by prompt
+ * template and `gen_ai.token.type` (`input` / `output`); and their USD where the price table
+ * covers the model. Prometheus: `gen_ai_tool_loop_tokens_total`, `gen_ai_tool_loop_cost_usd_total`.
+ */
+export const METRIC_LOOP_TOKENS = 'gen_ai.tool.loop.tokens';
+export const METRIC_LOOP_COST = 'gen_ai.tool.loop.cost.usd';
+export const ATTR_GEN_AI_TOKEN_TYPE = 'gen_ai.token.type';
 
 /**
  * The value of a label whose attribute is unknown: the collector's count connector writes the
@@ -25,6 +34,8 @@ export const SCOPE_NAME = 'loopwatch';
 export class LoopMetrics {
   private readonly detections: Counter;
   private readonly toolCalls: Counter;
+  private readonly loopTokens: Counter;
+  private readonly loopCost: Counter;
   private failed = false;
 
   constructor(
@@ -38,6 +49,16 @@ export class LoopMetrics {
     });
     this.toolCalls = meter.createCounter(METRIC_TOOL_CALLS, {
       description: 'Tool calls (gen_ai execute_tool spans) seen by loopwatch, by tool and prompt template.',
+    });
+    // Units in braces are annotations: the Prometheus names carry no unit suffix, as the
+    // collector's sum connector (which sets no unit) gives them.
+    this.loopTokens = meter.createCounter(METRIC_LOOP_TOKENS, {
+      description: 'Tokens of the model calls made inside detected tool-call loops, from the end of the loop\'s first call, by prompt template and token type.',
+      unit: '{token}',
+    });
+    this.loopCost = meter.createCounter(METRIC_LOOP_COST, {
+      description: 'USD of the model calls made inside detected tool-call loops, where the price table covers the model, by prompt template.',
+      unit: '{USD}',
     });
   }
 
@@ -54,10 +75,18 @@ export class LoopMetrics {
     });
   }
 
-  private add(counter: Counter, attributes: Attributes): void {
+  /** Spend inside a loop of the prompt template `promptName` (a model call, or a loop's first window). */
+  recordLoopSpend(spend: SpendDelta, promptName: string | undefined): void {
+    const prompt = promptName ?? UNKNOWN_LABEL;
+    if (spend.input > 0) this.add(this.loopTokens, { [ATTR_GEN_AI_PROMPT_NAME]: prompt, [ATTR_GEN_AI_TOKEN_TYPE]: 'input' }, spend.input);
+    if (spend.output > 0) this.add(this.loopTokens, { [ATTR_GEN_AI_PROMPT_NAME]: prompt, [ATTR_GEN_AI_TOKEN_TYPE]: 'output' }, spend.output);
+    if (Number.isFinite(spend.usd) && spend.usd > 0) this.add(this.loopCost, { [ATTR_GEN_AI_PROMPT_NAME]: prompt }, spend.usd);
+  }
+
+  private add(counter: Counter, attributes: Attributes, value = 1): void {
     if (this.failed) return;
     try {
-      counter.add(1, attributes);
+      counter.add(value, attributes);
     } catch (e) {
       this.failed = true;
       this.onProblem(`recording a loopwatch metric failed; metrics are off from now on: ${e instanceof Error ? e.message : String(e)}`);

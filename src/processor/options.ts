@@ -1,6 +1,7 @@
 import { defaultAdapters } from '../conventions/index.js';
 import type { MeterProvider } from '@opentelemetry/api';
 import type { ConventionAdapter } from '../conventions/types.js';
+import type { TraceLoopSummary } from '../cost/summary.js';
 import { ConfigError, type ConfigIssue, type LoopwatchConfig } from '../detector/config.js';
 import type { LoopDetection } from '../detector/types.js';
 import type { LoopLoggerProvider } from '../otel/loop-logs.js';
@@ -10,6 +11,11 @@ import type { ReadableToolSpan } from '../otel/span-types.js';
 export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
   /** Called for every detection (both levels, both modes). Exceptions and rejections are contained. */
   readonly onLoop?: (detection: LoopDetection) => unknown;
+  /**
+   * Called when a trace with a detection ends (its local root span ends): what its loops cost
+   * (`loop`, `afterDetection`: tokens, model calls, USD with `prices`). Contained like `onLoop`.
+   */
+  readonly onTraceEnd?: (summary: TraceLoopSummary) => unknown;
   /** Prompt template name for a tool span whose own attributes carry none (before ancestors). */
   readonly promptName?: (span: ReadableToolSpan) => string | undefined;
   /** Instrumentation dialects to read, in order (default: all built-in adapters). */
@@ -40,6 +46,7 @@ export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
 /** The processor's own keys (the rest is engine configuration), checked against the options by the compiler. */
 const PROCESSOR_KEY_SET = {
   onLoop: true,
+  onTraceEnd: true,
   promptName: true,
   conventions: true,
   normalizeToolSpans: true,
@@ -55,6 +62,7 @@ export interface ResolvedProcessorOptions {
   /** For the engine, which validates it (`resolveConfig`). */
   readonly config: LoopwatchConfig;
   readonly onLoop: LoopDetectionSpanProcessorOptions['onLoop'];
+  readonly onTraceEnd: LoopDetectionSpanProcessorOptions['onTraceEnd'];
   readonly promptName: LoopDetectionSpanProcessorOptions['promptName'];
   readonly adapters: readonly ConventionAdapter[];
   readonly normalize: boolean;
@@ -91,6 +99,7 @@ export function resolveProcessorOptions(options: LoopDetectionSpanProcessorOptio
   return {
     config: config as LoopwatchConfig,
     onLoop: options.onLoop,
+    onTraceEnd: options.onTraceEnd,
     promptName: options.promptName,
     adapters: options.conventions ?? defaultAdapters,
     normalize: options.normalizeToolSpans ?? true,

@@ -10,6 +10,7 @@ import type { ReadableToolSpan, SpanProcessorLike, WritableToolSpan } from '../o
 import { resolveProcessorOptions, type LoopDetectionSpanProcessorOptions } from './options.js';
 import { detectionOutputs, writeDetections, type DetectionOutput } from './outputs.js';
 import type { SpanReading } from './span-reading.js';
+import { LoopSpend } from './loop-spend.js';
 import { ToolSpans, type EndedToolCall } from './tool-spans.js';
 import { TraceState, type StartedToolSpan } from './trace-state.js';
 import { TraceStore } from './trace-store.js';
@@ -32,6 +33,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   private readonly traces: TraceStore<TraceState>;
   private readonly spans: ToolSpans;
   private readonly outputs: readonly DetectionOutput[];
+  private readonly spend: LoopSpend;
   private readonly preview: ResolvedPreview | undefined;
   /**
    * The span that started last, its start not looked at yet. Most spans are leaves: nothing else
@@ -74,7 +76,12 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     const { meterProvider, loggerProvider } = o;
     const metrics = meterProvider && callContained('the meterProvider option', () => new LoopMetrics(meterProvider, '', this.reportProblem), undefined);
     const logs = loggerProvider && callContained('the loggerProvider option', () => new LoopLogs(loggerProvider, '', this.reportProblem), undefined);
-    this.spans = new ToolSpans(this.traces, { ...o, onToolCall: metrics ? (tool, prompt) => metrics.recordToolCall(tool, prompt) : undefined });
+    this.spend = new LoopSpend({ prices: o.config.prices, historySize: this.engine.config.historySize, metrics, onTraceEnd: o.onTraceEnd });
+    this.spans = new ToolSpans(this.traces, {
+      ...o,
+      onToolCall: metrics ? (tool, prompt) => metrics.recordToolCall(tool, prompt) : undefined,
+      onTraceEnd: (state, root) => this.spend.traceEnded(state, root),
+    });
     this.outputs = detectionOutputs({ onLoop: o.onLoop, metrics, logs });
     this.preview = o.preview;
   }
@@ -141,7 +148,12 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       }
       // A leaf: its start is looked at now, from the same reading as its end.
       if (reading === undefined) {
-        this.spans.unclaimedLeafEnded(span);
+        // Most spans. In a trace loopwatch tracks it may be a model call, whose usage is what loops cost.
+        const state = this.traces.peek(span.spanContext().traceId);
+        if (state !== undefined) {
+          this.spend.spanEnded(span, state);
+          this.spans.unclaimedLeafEnded(span);
+        }
         return;
       }
       this.end(span, reading, this.spans.started(span, parentContext, reading, true), span);
@@ -178,19 +190,27 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     if (ended !== undefined) {
       const found = this.detect(ended);
       if (found.length > 0) writeDetections(this.outputs, found, ended);
-    }
-    this.spans.spanEnded(span, reading, ended !== undefined);
+    } else this.spend.spanEnded(span, this.traces.peek(span.spanContext().traceId));
+    this.spans.spanEnded(span, reading, ended !== undefined, writable);
   }
 
   /** What the engine finds in the call's trace now (or the guard's decision about it). */
   private detect(ended: EndedToolCall): readonly LoopDetection[] {
     const call = ended.call;
-    if (call === undefined) return ended.decision !== undefined ? [ended.decision] : NONE;
-    const detector = (ended.trace.detector ??= new DeferredTrace(this.engine, ended.traceId, this.reportProblem, this.reportNote));
+    const state = ended.trace;
+    if (call === undefined) {
+      if (ended.decision === undefined) return NONE;
+      this.spend.detected(state, ended.decision);
+      return [ended.decision];
+    }
+    const detector = (state.detector ??= new DeferredTrace(this.engine, ended.traceId, this.reportProblem, this.reportNote));
     const found = detector.record(call, ended.batchComplete);
-    if (found.length === 0 || this.preview === undefined || call.arguments === undefined) return found;
+    const completing = this.spend.toolCallRecorded(state);
+    if (found.length === 0) return found;
+    const priced = found.map((d) => this.spend.withCost(d, state, completing, call.endTime));
+    if (this.preview === undefined || call.arguments === undefined) return priced;
     const preview = argumentPreview(call.arguments, this.preview);
-    return preview === undefined ? found : found.map((d) => ({ ...d, argumentsPreview: preview }));
+    return preview === undefined ? priced : priced.map((d) => ({ ...d, argumentsPreview: preview }));
   }
 
   /** Looks at the start of the span that started last, as its start would have (see `deferredSpan`). */

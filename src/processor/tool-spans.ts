@@ -31,6 +31,8 @@ export interface ToolSpanOptions {
   readonly normalize: boolean;
   /** Told of every tool call the adapters could name (the `gen_ai.tool.calls` counter). */
   readonly onToolCall?: ((toolName: string, promptName: string | undefined) => void) | undefined;
+  /** Told when a tracked trace's local root ends, before its state is dropped (the root, while it can be written). */
+  readonly onTraceEnd?: ((state: TraceState, root: WritableToolSpan | undefined) => void) | undefined;
 }
 
 /**
@@ -46,6 +48,7 @@ export class ToolSpans {
   private readonly promptResolver: ToolSpanOptions['promptName'];
   private readonly normalize: boolean;
   private readonly onToolCall: ToolSpanOptions['onToolCall'];
+  private readonly onTraceEnd: ToolSpanOptions['onTraceEnd'];
   /** Told once: a tool span with no parent (see `ended`). */
   private parentlessSaid = false;
 
@@ -58,6 +61,7 @@ export class ToolSpans {
     this.promptResolver = options.promptName;
     this.normalize = options.normalize;
     this.onToolCall = options.onToolCall;
+    this.onTraceEnd = options.onTraceEnd;
   }
 
   /** What the adapters say about the span now; undefined when none can claim or name it (most spans). */
@@ -216,12 +220,12 @@ export class ToolSpans {
    * remote calls: the next call of the same agent run arrives as another root). Names a span got
    * after it started (Langfuse, the Mastra bridge) become the trace's latest.
    */
-  spanEnded(span: ReadableToolSpan, reading: SpanReading | undefined, wasToolCall: boolean): void {
+  spanEnded(span: ReadableToolSpan, reading: SpanReading | undefined, wasToolCall: boolean, writable: WritableToolSpan | undefined): void {
     const { traceId, spanId } = span.spanContext();
     const state = this.traces.peek(traceId);
     if (!state) return;
     if (isLocalRoot(span) && !wasToolCall) {
-      this.traces.delete(traceId);
+      this.endTrace(traceId, state, writable);
       return;
     }
     if (reading !== undefined) {
@@ -237,8 +241,17 @@ export class ToolSpans {
    * A leaf the gate turned away ended: it was never recorded and has nothing to forget, unless it
    * is the local root of a trace tracked for another reason (`abortSignal`).
    */
-  unclaimedLeafEnded(span: ReadableToolSpan): void {
-    if (isLocalRoot(span)) this.traces.delete(span.spanContext().traceId);
+  unclaimedLeafEnded(span: WritableToolSpan): void {
+    if (!isLocalRoot(span)) return;
+    const traceId = span.spanContext().traceId;
+    const state = this.traces.peek(traceId);
+    if (state !== undefined) this.endTrace(traceId, state, span);
+  }
+
+  private endTrace(traceId: string, state: TraceState, root: WritableToolSpan | undefined): void {
+    const onTraceEnd = this.onTraceEnd;
+    if (onTraceEnd !== undefined) callContained('the end of a trace', () => onTraceEnd(state, root), undefined);
+    this.traces.delete(traceId);
   }
 
   /** The parent of `span` has a child now: if it passes names on, it is recorded (see `TraceState`). */

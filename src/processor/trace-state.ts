@@ -1,5 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import type { ConventionAdapter } from '../conventions/types.js';
+import type { TraceCost } from '../cost/trace-cost.js';
 import type { DeferredTrace } from '../detector/deferred-trace.js';
 import type { LoopDetection } from '../detector/types.js';
 import { ToolLoopError } from '../errors.js';
@@ -73,6 +74,13 @@ export class TraceState implements Touchable {
   private controller: AbortController | undefined;
   /** Set by the first critical detection: a signal asked for later starts out aborted. */
   private stopped: ToolLoopError | undefined;
+  /** Tool calls handed to the engine: the positions model calls and detections are ordered by. */
+  toolRecords = 0;
+  /** Model calls' usage around the trace's loops: made at the first model call with usage after a tool call, or the first detection. */
+  cost: TraceCost | undefined;
+  /** The first detection reported, and how many were: for the trace's `loop.summary` when it ends. */
+  firstDetection: LoopDetection | undefined;
+  detections = 0;
 
   /** Joins the open batch of `parentId`, or opens a new one. */
   joinBatch(parentId: string | undefined): string {
@@ -161,6 +169,11 @@ export class TraceState implements Touchable {
   forgetEndedSpan(spanId: string): void {
     if (this.batches !== undefined) this.batches.delete(spanId);
     if (this.names !== undefined) this.names.delete(spanId);
+  }
+
+  /** A critical detection stopped the trace (enforce mode). */
+  get isStopped(): boolean {
+    return this.stopped !== undefined;
   }
 
   /** The signal `abortSignal()` hands out for this trace; aborted already if the trace was stopped. */

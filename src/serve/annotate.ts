@@ -1,8 +1,9 @@
 import { create } from '@bufbuild/protobuf';
+import { traceLoopSummary } from '../cost/summary.js';
 import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_PROMPT_NAME, ATTR_GEN_AI_TOOL_NAME, GEN_AI_OPERATION_EXECUTE_TOOL } from '../conventions/attributes.js';
 import type { LoopDetection } from '../detector/types.js';
-import { LOOP_EVENT_NAME, loopEventAttributes } from '../otel/event-attributes.js';
-import { Span_EventSchema, type Span } from '../otlp/gen/opentelemetry/proto/trace/v1/trace_pb.js';
+import { LOOP_EVENT_NAME, LOOP_SUMMARY_EVENT_NAME, loopEventAttributes, loopSummaryAttributes } from '../otel/event-attributes.js';
+import { SpanFlags, Span_EventSchema, type Span } from '../otlp/gen/opentelemetry/proto/trace/v1/trace_pb.js';
 import { hexOf, keyValue } from '../otlp/span-view.js';
 import type { ReplayedTrace } from '../traces/trace-replay.js';
 import type { HeldSpan } from './held.js';
@@ -36,6 +37,21 @@ export function annotateTrace(trace: ReplayedTrace<HeldSpan>, options: AnnotateO
     const span = bySpanId.get(d.spanId);
     if (span) addLoopEvent(span, d);
   }
+  addSummaryEvent(trace);
+}
+
+/**
+ * The trace's `loop.summary` on its local root, as the processor writes it when the root ends: a
+ * trace completed for the first time, with detections, whose root is among its spans (serve
+ * cannot stop a run: `loop.stopped` is false).
+ */
+function addSummaryEvent(trace: ReplayedTrace<HeldSpan>): void {
+  const first = trace.detections[0];
+  if (first === undefined || trace.continued) return;
+  const root = trace.payloads.find(({ span }) => span.parentSpanId.length === 0 || (span.flags & SpanFlags.CONTEXT_IS_REMOTE_MASK) !== 0)?.span;
+  if (root === undefined) return;
+  const attributes = Object.entries(loopSummaryAttributes(traceLoopSummary(first, trace.detections.length, false, trace.loopBill))).map(([k, v]) => keyValue(k, v));
+  root.events.push(create(Span_EventSchema, { name: LOOP_SUMMARY_EVENT_NAME, timeUnixNano: root.endTimeUnixNano, attributes }));
 }
 
 function addLoopEvent(span: Span, d: LoopDetection): void {

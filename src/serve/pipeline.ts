@@ -1,4 +1,6 @@
 import type { ConventionAdapter } from '../conventions/types.js';
+import type { PriceTable } from '../cost/prices.js';
+import { billIncrease } from '../cost/trace-cost.js';
 import type { LoopEngine } from '../detector/engine.js';
 import type { LoopLogs } from '../otel/loop-logs.js';
 import type { LoopMetrics } from '../otel/loop-metrics.js';
@@ -22,6 +24,8 @@ export interface PipelineOptions {
   /** Completed traces remembered so that late spans continue them. */
   readonly retainTraces: number;
   readonly normalizeToolSpans: boolean;
+  /** Prices model calls (the configuration's `prices`). */
+  readonly prices?: PriceTable | undefined;
   readonly metrics?: LoopMetrics | undefined;
   readonly logs?: LoopLogs | undefined;
   readonly onTrace?: ((trace: ReplayedTrace<HeldSpan>, reason: CompletionReason) => void) | undefined;
@@ -66,6 +70,7 @@ export class ServePipeline {
       maxHeldSpans: options.maxHeldSpans,
       maxOpenTraces: Number.MAX_SAFE_INTEGER,
       retainTraces: options.retainTraces,
+      prices: options.prices,
       ...(options.onProblem ? { onProblem: options.onProblem } : {}),
       onTrace: (trace, reason) => this.completed(trace, reason),
     });
@@ -125,6 +130,9 @@ export class ServePipeline {
         metrics?.recordDetection(d);
         logs?.emit(d, trace.detectionTimes[i]);
       });
+      // what the trace's loops cost, counted once: a continued trace adds only what is new
+      const spend = billIncrease(trace.loopBill, trace.previousLoopBill);
+      if (metrics && spend !== undefined) metrics.recordLoopSpend(spend, trace.loopPrompt);
       this.options.onTrace?.(trace, reason);
     } catch (e) {
       this.options.onProblem?.(`annotating trace ${trace.traceId} failed; it is forwarded as received: ${e instanceof Error ? e.message : String(e)}`);

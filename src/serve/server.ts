@@ -1,6 +1,7 @@
 import { defaultAdapters } from '../conventions/index.js';
 import type { ConventionAdapter } from '../conventions/types.js';
 import type { LoopwatchConfig } from '../detector/config.js';
+import { PriceTable } from '../cost/prices.js';
 import { LoopEngine } from '../detector/engine.js';
 import { LoopLogs, type LoopLoggerProvider } from '../otel/loop-logs.js';
 import { LoopMetrics } from '../otel/loop-metrics.js';
@@ -98,6 +99,7 @@ export class LoopwatchServer {
       maxHeldSpans: options.maxHeldSpans ?? 100_000,
       retainTraces: options.retainTraces ?? 10_000,
       normalizeToolSpans: options.normalizeToolSpans ?? true,
+      prices: PriceTable.of(options.config?.prices, (model) => this.log('warn', `no price for model ${model} in the configuration's prices; loops on it are reported in tokens only`)),
       metrics: options.meterProvider ? new LoopMetrics(options.meterProvider, version, onProblem) : undefined,
       logs: options.loggerProvider ? new LoopLogs(options.loggerProvider, version, onProblem) : undefined,
       onTrace: options.onTrace,

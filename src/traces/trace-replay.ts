@@ -2,7 +2,10 @@ import { findToolAdapter, readAgentName, readPromptName } from '../conventions/i
 import type { ConventionAdapter } from '../conventions/types.js';
 import type { LoopEngine } from '../detector/engine.js';
 import { buildToolCall } from '../detector/tool-call.js';
+import type { PriceTable } from '../cost/prices.js';
+import type { LoopBill } from '../cost/trace-cost.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
+import { CostReplay, modelCallOf, type ModelCallRecord } from './replay-cost.js';
 import type { ReplaySpan } from './types.js';
 
 /** A tool call read from a span, waiting for its trace to be complete. */
@@ -27,6 +30,8 @@ interface SpanLink {
 
 class PendingTrace<P> {
   calls: PendingCall[] = [];
+  /** Model calls with usage (what loops cost). */
+  models: ModelCallRecord[] = [];
   links = new Map<string, SpanLink>();
   /** What the caller handed in with each span (serve: the span itself, to forward). */
   readonly payloads: P[] = [];
@@ -41,12 +46,21 @@ class PendingTrace<P> {
   spanCount = 0;
   /** Late spans of a trace completed before (see `ReplayOptions.retainTraces`). */
   continued = false;
+  /** The loop bill reported when the trace was completed before. */
+  previousLoopBill: LoopBill | undefined;
+  /** Prompt template of the first detection, once there is one. */
+  loopPrompt: string | undefined;
+  hasLoop = false;
   constructor(readonly traceId: string) {}
 }
 
 /** What a completed trace leaves behind for its late spans (see `ReplayOptions.retainTraces`). */
 interface RetainedTrace {
   readonly calls: PendingCall[];
+  readonly models: ModelCallRecord[];
+  readonly loopBill: LoopBill | undefined;
+  readonly loopPrompt: string | undefined;
+  readonly hasLoop: boolean;
   readonly links: Map<string, SpanLink>;
   readonly lastPrompt: string | undefined;
   readonly lastAgent: string | undefined;
@@ -82,6 +96,18 @@ export interface ReplayedTrace<P = unknown> {
   /** The payloads handed to `add` with this trace's spans, in arrival order. */
   readonly payloads: readonly P[];
   /**
+   * What the trace's loops cost (see `LoopBill`): with a detection and model calls that report
+   * usage. For a continued trace, the whole trace's bill, not only what is new.
+   */
+  readonly loopBill?: LoopBill | undefined;
+  /** For a continued trace: the bill reported when it was completed before (what counters have counted already). */
+  readonly previousLoopBill?: LoopBill | undefined;
+  /**
+   * Prompt template of the trace's first detection (an earlier completion's, for a continued
+   * trace): where its loop bill is counted.
+   */
+  readonly loopPrompt?: string | undefined;
+  /**
    * This trace had been completed before and these are its late spans: `calls`, `toolCalls` and
    * `detections` cover only what is new (the earlier calls still count for the engine).
    */
@@ -116,6 +142,8 @@ export interface ReplayOptions<P = unknown> {
    * what was reported is not reported again. 0 (default) keeps nothing.
    */
   readonly retainTraces?: number;
+  /** Prices model calls, so that detections and loop bills carry USD as well as tokens. */
+  readonly prices?: PriceTable | undefined;
   readonly onProblem?: (message: string) => void;
 }
 
@@ -178,11 +206,15 @@ export class TraceReplayer<P = undefined> {
       if (before) {
         this.retained.delete(span.traceId);
         trace.calls = before.calls;
+        trace.models = before.models;
         trace.links = before.links;
         trace.lastPrompt = before.lastPrompt;
         trace.lastAgent = before.lastAgent;
         trace.rootSeen = before.rootSeen;
         trace.continued = true;
+        trace.previousLoopBill = before.loopBill;
+        trace.loopPrompt = before.loopPrompt;
+        trace.hasLoop = before.hasLoop;
       }
     }
     this.open.set(span.traceId, trace);
@@ -234,6 +266,12 @@ export class TraceReplayer<P = undefined> {
         this.options.onProblem,
       );
       trace.calls.push({ call, seq: this.seq++, spanId: span.spanId, parentId: span.parentSpanId, start: span.startTime, end: span.endTime, reported: false });
+    } else {
+      const model = modelCallOf(span, this.seq, this.options.prices);
+      if (model !== undefined) {
+        this.seq++;
+        trace.models.push(model);
+      }
     }
     if (span.parentSpanId === undefined || span.parentIsRemote === true) trace.rootSeen = true;
   }
@@ -279,6 +317,7 @@ export class TraceReplayer<P = undefined> {
     const detections: LoopDetection[] = [];
     const detectionTimes: number[] = [];
     let replayed: ReplayedCall[] = [];
+    let loopBill: LoopBill | undefined;
     if (calls.length > 0) {
       // Timestamps order calls only to the millisecond: SDKs take the start from Date.now() and
       // the end as start + exact duration. Steps are ordered by start, ties (several instant calls
@@ -300,6 +339,7 @@ export class TraceReplayer<P = undefined> {
       }
       const rank = (c: PendingCall): number => stepRank.get(batchOf.get(c) ?? c.spanId) ?? 0;
       const byEnd = [...calls].sort((a, b) => rank(a) - rank(b) || a.end - b.end || a.seq - b.seq);
+      const cost = trace.models.length > 0 ? new CostReplay(trace.models, this.options.engine.config.historySize, this.options.prices !== undefined) : undefined;
       for (const c of byEnd) {
         const prompt = promptOf.get(c);
         const agent = this.resolve(trace, c.spanId, 'agent') ?? trace.lastAgent;
@@ -310,18 +350,25 @@ export class TraceReplayer<P = undefined> {
           ...(prompt !== undefined ? { promptName: prompt } : {}),
           ...(agent !== undefined ? { agentName: agent } : {}),
         };
+        cost?.toolCall(c.end, c.seq);
         for (const d of detector.record(call, lastOfBatch.has(c))) {
+          const priced = cost !== undefined ? cost.detection(d, c.end) : d;
+          if (!trace.hasLoop) {
+            trace.hasLoop = true;
+            trace.loopPrompt = d.promptName;
+          }
           // reported when the trace was completed before
           if (c.reported) continue;
-          detections.push(d);
+          detections.push(priced);
           detectionTimes.push(c.end);
         }
       }
+      loopBill = cost?.finish();
     }
     // a loop, not Math.min(...spread): a spread of 200 000 calls overflows the call stack
     let first = calls.length > 0 ? Number.POSITIVE_INFINITY : Number.NaN;
     for (const c of calls) if (c.start < first) first = c.start;
-    if (this.maxRetained > 0) this.retain(trace);
+    if (this.maxRetained > 0) this.retain(trace, loopBill);
     this.options.onTrace(
       {
         traceId: trace.traceId,
@@ -333,15 +380,22 @@ export class TraceReplayer<P = undefined> {
         startTime: first,
         payloads: trace.payloads,
         continued: trace.continued,
+        loopBill,
+        previousLoopBill: trace.previousLoopBill,
+        loopPrompt: trace.loopPrompt,
       },
       reason,
     );
   }
 
   /** Remembers a completed trace for its late spans: calls marked reported, payloads dropped. */
-  private retain(trace: PendingTrace<P>): void {
+  private retain(trace: PendingTrace<P>, loopBill: LoopBill | undefined): void {
     this.retained.set(trace.traceId, {
       calls: trace.calls.map((c) => (c.reported ? c : { ...c, reported: true })),
+      models: trace.models,
+      loopBill,
+      loopPrompt: trace.loopPrompt,
+      hasLoop: trace.hasLoop,
       links: trace.links,
       lastPrompt: trace.lastPrompt,
       lastAgent: trace.lastAgent,

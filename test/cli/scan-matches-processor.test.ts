@@ -23,6 +23,7 @@ interface Call {
 }
 
 let clock = Date.parse('2026-11-21T09:00:00Z');
+const PRICES = { 'gpt-4o': { input: 2.5, output: 10 } };
 
 /**
  * A real agent run on the real SDK: root span, tool spans; parallel steps start before any ends.
@@ -32,7 +33,13 @@ let clock = Date.parse('2026-11-21T09:00:00Z');
 function agent(tracer: Tracer, prompt: string, steps: Array<Call | Call[]>, sdkClock = false): void {
   const at = (t: number): { startTime?: number } => (sdkClock ? {} : { startTime: t });
   tracer.startActiveSpan(`invoke_agent ${prompt}`, { attributes: { 'gen_ai.prompt.name': prompt }, ...at(clock) }, (root) => {
-    for (const step of steps) {
+    for (const [n, step] of steps.entries()) {
+      // the model call that asks for the step, reporting its usage (what loops cost)
+      const model = tracer.startSpan('chat gpt-4o', {
+        ...at(clock + 10),
+        attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': 1000 + 100 * n, 'gen_ai.usage.output_tokens': 20 + n },
+      }, trace.setSpan(context.active(), root));
+      model.end(sdkClock ? undefined : clock + 690);
       clock += 700; // the model thinks
       const calls = Array.isArray(step) ? step : [step];
       const spans = calls.map((c, i) =>
@@ -62,7 +69,7 @@ it.each([
   const exporter = new InMemorySpanExporter();
   const live: LoopDetection[] = [];
   // observe mode: the agents run to the end, so both sides see every call
-  const loops = new LoopDetectionSpanProcessor({ mode: 'observe', onLoop: (d) => live.push(d) });
+  const loops = new LoopDetectionSpanProcessor({ mode: 'observe', prices: PRICES, onLoop: (d) => live.push(d) });
   const provider = new BasicTracerProvider({ spanProcessors: [loops, new SimpleSpanProcessor(exporter)] });
   const tracer = provider.getTracer('agreement');
   const same: Call = { tool: 'search', args: { q: 'refund' }, result: { hits: ['policy'] } };
@@ -77,14 +84,20 @@ it.each([
   const body = new TextDecoder().decode(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans()));
   const dir = mkdtempSync(join(tmpdir(), 'loopwatch-agree-'));
   writeFileSync(join(dir, 'export.json'), body);
+  writeFileSync(join(dir, 'prices.json'), JSON.stringify({ prices: PRICES }));
   const stdout = new PassThrough();
   const chunks: string[] = [];
   stdout.on('data', (c: Buffer) => chunks.push(c.toString()));
-  const code = await main(['scan', '--json', join(dir, 'export.json')], { stdout, stderr: new PassThrough(), stdin: Readable.from([]), env: {}, interactive: false });
+  const code = await main(['scan', '--json', '--config', join(dir, 'prices.json'), join(dir, 'export.json')], { stdout, stderr: new PassThrough(), stdin: Readable.from([]), env: {}, interactive: false });
   const scanned = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LoopDetection);
 
-  const key = (d: LoopDetection): string => [d.traceId, d.spanId, d.kind, d.rule, d.level, d.callIndex, d.count, d.fingerprint, d.promptName].join(' ');
+  const key = (d: LoopDetection): string =>
+    [d.traceId, d.spanId, d.kind, d.rule, d.level, d.callIndex, d.count, d.fingerprint, d.promptName, d.evidenceStartTime, d.evidenceCalls, JSON.stringify(d.tokens), d.costUsd].join(' ');
   expect(live.length).toBeGreaterThanOrEqual(8);
+  // what the repetitions cost: model calls between the first and the completing call of the evidence
+  expect(live.every((d) => d.tokens !== undefined && d.tokens.input >= 1000 && d.costUsd !== undefined)).toBe(true);
+  const repeat = live.find((d) => d.promptName === 'repeat' && d.level === 'critical');
+  expect(repeat?.tokens).toEqual({ input: 1100 + 1200 + 1300 + 1400, output: 21 + 22 + 23 + 24 });
   expect(new Set(live.map((d) => d.kind))).toEqual(new Set(['repeat', 'cycle', 'error_pattern', 'no_progress']));
   expect(scanned.map(key).sort()).toEqual(live.map(key).sort());
   expect(code).toBe(1);

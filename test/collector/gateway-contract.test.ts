@@ -23,16 +23,35 @@ const count = (config.connectors ?? {})['count/loopwatch'] as CountConnector;
 /** OTel name -> Prometheus name, as the exporter's UnderscoreEscapingWithSuffixes does for a counter without unit. */
 const promCounterName = (otel: string) => `${otel.replace(/\./g, '_')}_total`;
 const promLabel = (key: string) => key.replace(/\./g, '_');
+/** The count connector's loop-spend metrics, which transform/loop_spend turns into sums. */
+const LOOP_SPEND_PREFIX = 'loopwatch.loop_spend.';
 
 describe('gateway.yaml', () => {
   it('counts loop.detected events into gen_ai_tool_loop_detections_total{loop_kind, loop_level, gen_ai_tool_name, gen_ai_prompt_name}', () => {
-    const metrics = Object.entries(count.spanevents ?? {});
+    const metrics = Object.entries(count.spanevents ?? {}).filter(([name]) => !name.startsWith(LOOP_SPEND_PREFIX));
     expect(metrics.map(([name]) => promCounterName(name))).toEqual(['gen_ai_tool_loop_detections_total']);
     const [, metric] = metrics[0] ?? ['', {}];
     expect(metric.conditions).toEqual(['spanevent.name == "loop.detected"']);
     expect(metric.attributes?.map((a) => promLabel(a.key))).toEqual(['loop_kind', 'loop_level', 'gen_ai_tool_name', 'gen_ai_prompt_name']);
     // Without a default, an event missing the key would not be counted at all.
     for (const a of metric.attributes ?? []) expect(a.default_value, a.key).toBe('unknown');
+  });
+
+  it('turns loop.summary events into gen_ai_tool_loop_tokens_total{gen_ai_prompt_name, gen_ai_token_type} and gen_ai_tool_loop_cost_usd_total{gen_ai_prompt_name}', () => {
+    const spend = Object.entries(count.spanevents ?? {}).filter(([name]) => name.startsWith(LOOP_SPEND_PREFIX));
+    // one count per value of each of the summary's bill attributes, by prompt template
+    expect(spend.map(([name, m]) => [name, m.attributes?.map((a) => a.key)])).toEqual([
+      ['loopwatch.loop_spend.input', ['gen_ai.prompt.name', 'loop.tokens.input']],
+      ['loopwatch.loop_spend.output', ['gen_ai.prompt.name', 'loop.tokens.output']],
+      ['loopwatch.loop_spend.usd', ['gen_ai.prompt.name', 'loop.cost.usd']],
+    ]);
+    for (const [, m] of spend) expect(m.conditions?.[0]).toMatch(/^spanevent\.name == "loop\.summary" and spanevent\.attributes\["loop\.(tokens\.(input|output)|cost\.usd)"\] != nil$/);
+    const transform = (config.processors ?? {})['transform/loop_spend'] as { metric_statements: { context: string; statements: string[] }[] };
+    const renames = transform.metric_statements.flatMap((g) => g.statements).filter((st) => st.startsWith('set(metric.name'));
+    expect(renames.map((st) => /"([^"]+)"\)/.exec(st)?.[1]).map((n) => promCounterName(n ?? ''))).toEqual(['gen_ai_tool_loop_tokens_total', 'gen_ai_tool_loop_cost_usd_total']);
+    // the labels left: exactly the Metrics API counters' (src/otel/loop-metrics.ts)
+    const kept = transform.metric_statements.flatMap((g) => g.statements).filter((st) => st.startsWith('aggregate_on_attributes'));
+    expect(kept.map((st) => /\[(.*)\]/.exec(st)?.[1])).toEqual(['"gen_ai.prompt.name", "gen_ai.token.type"', '"gen_ai.prompt.name"']);
   });
 
   it('counts execute_tool spans into gen_ai_tool_calls_total{gen_ai_tool_name, gen_ai_prompt_name}', () => {
@@ -59,7 +78,7 @@ describe('gateway.yaml', () => {
   it('turns the connector deltas into cumulative counters: serialize, re-stamp, accumulate, expose', () => {
     const metricPipelines = Object.values(pipelines).filter((p) => p.receivers?.includes('count/loopwatch'));
     expect(metricPipelines).toHaveLength(1);
-    expect(metricPipelines[0]?.processors).toEqual(['batch/count_serialize', 'transform/restamp_deltas', 'delta_to_cumulative']);
+    expect(metricPipelines[0]?.processors).toEqual(['batch/count_serialize', 'transform/loop_spend', 'transform/restamp_deltas', 'delta_to_cumulative']);
     expect(metricPipelines[0]?.exporters).toEqual(['prometheus']);
     const prometheus = (config.exporters ?? {}).prometheus as Record<string, unknown>;
     expect(prometheus.without_scope_info).toBe(true);

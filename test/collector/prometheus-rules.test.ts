@@ -58,12 +58,14 @@ describe('collector-config/prometheus/loopwatch.rules.yml', () => {
     expect(res.status).toBe(0);
   });
 
-  it('has the four alerts, each with severity, summary, description, runbook_url and dashboard_url (monitoring-mixins)', () => {
+  it('has the six alerts, each with severity, summary, description, runbook_url and dashboard_url (monitoring-mixins)', () => {
     expect(alerts.map((a) => a.alert).sort()).toEqual([
       'LoopwatchCriticalLoopStops',
       'LoopwatchFirstLoopsForTemplate',
       'LoopwatchHighLoopsPerToolCall',
       'LoopwatchLoopRateSpike',
+      'LoopwatchLoopSpendHigh',
+      'LoopwatchLoopTokensHigh',
     ]);
     const runbook = readFileSync(join(REPO_ROOT, 'docs', 'runbook.md'), 'utf8');
     // GitHub's anchors: the heading lower-cased, spaces to dashes, other punctuation dropped.
@@ -115,7 +117,7 @@ describe('collector-config/prometheus/loopwatch.rules.yml', () => {
 
   it('uses only the contract metrics and its own recording rules', () => {
     const recorded = new Set(rules.flatMap((r) => (r.record ? [r.record] : [])));
-    const contract = new Set(['gen_ai_tool_loop_detections_total', 'gen_ai_tool_calls_total']);
+    const contract = new Set(['gen_ai_tool_loop_detections_total', 'gen_ai_tool_calls_total', 'gen_ai_tool_loop_tokens_total', 'gen_ai_tool_loop_cost_usd_total']);
     for (const r of rules) {
       // Metric-like names: identifiers followed by a selector, range or whitespace, not by "(" (functions) or "=" (labels).
       const names = [...r.expr.matchAll(/\b([a-z_][a-z0-9_]*(?::[a-z0-9_]+)+|gen_ai_[a-z0-9_]+_total)\b/g)].map((m) => m[1] ?? '');
@@ -137,6 +139,10 @@ describe('collector-config/prometheus/loopwatch.rules.yml', () => {
     ['critical: first increment of a new series', ') * 1\n            or\n', ') * 0\n            or\n'],
     ['critical: level filter', 'increase(gen_ai_tool_loop_detections_total{loop_level="critical"}[10m])', 'increase(gen_ai_tool_loop_detections_total[10m])'],
     ['critical: services apart', 'sum by (job, exported_job, gen_ai_prompt_name, gen_ai_tool_name, loop_kind)', 'sum by (job, gen_ai_prompt_name, gen_ai_tool_name, loop_kind)'],
+    ['spend: first increment of a new series', 'gen_ai_tool_loop_cost_usd_total offset 1h\n            ) * 1', 'gen_ai_tool_loop_cost_usd_total offset 1h\n            ) * 0'],
+    ['spend: threshold', '          ) > 5\n', '          ) > 50\n'],
+    ['tokens: threshold', '> 2e+06', '> 2e+07'],
+    ['tokens: priced templates left to the spend alert', 'unless on (job, exported_job, gen_ai_prompt_name)\n          gen_ai_tool_loop_cost_usd_total\n', 'unless on (job, exported_job, gen_ai_prompt_name)\n          gen_ai_tool_loop_cost_usd_total{gen_ai_prompt_name="none"}\n'],
   ] as const)('unit tests catch a broken %s', async ([, from, to], { expect }) => {
     expect(rulesText, `mutation target not found: ${from}`).toContain(from);
     expect(await unitTestsPassWith(from, to)).toBe(false);

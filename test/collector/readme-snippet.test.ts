@@ -52,6 +52,10 @@ describe('collector-config/README.md wiring snippet', () => {
     const strip = (c: unknown) => JSON.parse(JSON.stringify(c, (k: string, v: unknown) => (k === 'description' ? undefined : v))) as unknown;
     expect(strip(docs.connectors?.['count/loopwatch'])).toEqual(strip(gateway.connectors?.['count/loopwatch']));
     expect(docs.processors?.['transform/restamp_deltas']).toEqual(gateway.processors?.['transform/restamp_deltas']);
+    // the loop-spend statements too (the gateway's also set descriptions)
+    const statements = (c: unknown): string[] =>
+      ((c as { metric_statements?: { statements: string[] }[] } | undefined)?.metric_statements ?? []).flatMap((g) => g.statements).filter((st) => !st.startsWith('set(metric.description'));
+    expect(statements(docs.processors?.['transform/loop_spend'])).toEqual(statements(gateway.processors?.['transform/loop_spend']));
   });
 });
 

@@ -6,6 +6,9 @@
  */
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
+import { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { AIMessage } from '@langchain/core/messages';
+import type { ChatResult } from '@langchain/core/outputs';
 import { RunnableLambda } from '@langchain/core/runnables';
 import { tool as langchainTool } from '@langchain/core/tools';
 import { setLangfuseTracerProvider, startActiveObservation, startObservation } from '@langfuse/tracing';
@@ -128,5 +131,67 @@ describe('OpenInference LangChain.js (real instrumentation over real @langchain/
     const run = await agentRun(h, ['warranty', 'refunds', 'refund window']);
     expect(run).toEqual({ executed: 3 });
     expect(h.detections).toEqual([]);
+  });
+});
+
+describe('what loops cost, read from the real instrumentations\' model-call spans', () => {
+  it('Langfuse: generations with usageDetails price the repetitions of a tool-observation loop', async () => {
+    h = aiHarness({ prices: { 'gpt-4o-mini': { input: 0.15, output: 0.6 } } });
+    setLangfuseTracerProvider(h.provider);
+    await inRunSpan(h, 'support run', (signal) =>
+      startActiveObservation(
+        'support-agent',
+        async () => {
+          for (let n = 1; n <= 10; n++) {
+            if (signal.aborted) throw signal.reason;
+            startObservation('llm', { model: 'gpt-4o-mini', usageDetails: { input: 1000 * n, output: 10 * n } }, { asType: 'generation' }).end();
+            await startActiveObservation('search', async (t) => void t.update({ input: { q: 'warranty' }, output: { hits: [] } }), { asType: 'tool' });
+          }
+        },
+        { asType: 'agent' },
+      ),
+    );
+    // critical at call 5: generations 2..5 asked for calls 2..5
+    const critical = h.detections.find((d) => d.level === 'critical');
+    expect(critical?.tokens).toEqual({ input: 14_000, output: 140 });
+    expect(critical?.costUsd).toBeCloseTo((14_000 * 0.15 + 140 * 0.6) / 1e6, 12);
+  });
+
+  it('OpenInference LangChain.js: LLM spans of a chat model reporting usage_metadata', async () => {
+    const instrumentation = new LangChainInstrumentation();
+    instrumentation.manuallyInstrument(CallbackManagerModule);
+    h = aiHarness();
+    instrumentation.setTracerProvider(h.provider);
+    let n = 0;
+    /** A chat model that answers with the usage a provider reports (LangChain's usage_metadata). */
+    class UsageReportingModel extends BaseChatModel {
+      _llmType(): string {
+        return 'usage-reporting';
+      }
+      async _generate(): Promise<ChatResult> {
+        n++;
+        // (set after construction: the message's generic types leave usage_metadata untyped here)
+        const message = Object.assign(new AIMessage({ content: 'search again' }), { usage_metadata: { input_tokens: 1000 * n, output_tokens: 10 * n, total_tokens: 1010 * n } });
+        return { generations: [{ text: 'search again', message }] };
+      }
+    }
+    const model = new UsageReportingModel({});
+    const search = langchainTool(async () => JSON.stringify({ hits: [] }), { name: 'search', description: 'Search', schema: z.object({ q: z.string() }) });
+    await inRunSpan(h, 'support run', (signal) =>
+      RunnableLambda.from(async (_input: string, config) => {
+        for (let i = 0; i < 6; i++) {
+          if (signal.aborted) throw signal.reason;
+          await model.invoke('where is my order?', config);
+          await search.invoke({ name: 'search', args: { q: 'order 1234' }, id: `call_${i}`, type: 'tool_call' }, config);
+        }
+        return 'done';
+      }).invoke('go', { runName: 'support-agent', metadata: { prompt_name: 'support-v2' } }),
+    );
+    const llmSpans = h.exporter.getFinishedSpans().filter((s) => s.attributes['openinference.span.kind'] === 'LLM');
+    expect(llmSpans.length).toBeGreaterThanOrEqual(5);
+    expect(llmSpans[0]?.attributes['llm.token_count.prompt']).toBe(1000);
+    const critical = h.detections.find((d) => d.level === 'critical');
+    expect(critical?.callIndex).toBe(5);
+    expect(critical?.tokens).toEqual({ input: 14_000, output: 140 });
   });
 });

@@ -17,7 +17,11 @@ interface CountMetric {
 }
 interface GatewayConfig {
   readonly connectors: Record<string, { readonly spanevents?: Record<string, CountMetric>; readonly spans?: Record<string, CountMetric> }>;
+  readonly processors: Record<string, { readonly metric_statements?: { readonly statements: readonly string[] }[] }>;
 }
+
+/** The count connector's loop-spend counts, which transform/loop_spend turns into the loop tokens and cost sums. */
+const LOOP_SPEND = /^loopwatch\.loop_spend\./;
 interface Rule {
   readonly alert?: string;
   readonly record?: string;
@@ -32,13 +36,25 @@ const rules = (): Rule[] => (parse(readFileSync(RULES_FILE, 'utf8')) as { groups
 
 describe('dashboards config against the collector config', () => {
   const gateway = parse(readFileSync(GATEWAY_CONFIG, 'utf8')) as GatewayConfig;
-  const counters = Object.values(gateway.connectors).flatMap((c) => [...Object.entries(c.spanevents ?? {}), ...Object.entries(c.spans ?? {})]);
+  const all = Object.values(gateway.connectors).flatMap((c) => [...Object.entries(c.spanevents ?? {}), ...Object.entries(c.spans ?? {})]);
+  const counters = all.filter(([name]) => !LOOP_SPEND.test(name));
 
-  it('has a metric with exactly the contract labels for each count connector metric', () => {
-    const produced = Object.fromEntries(counters.map(([name, m]) => [`${promName(name)}_total`, (m.attributes ?? []).map((a) => promName(a.key)).sort()]));
+  it('has a metric with exactly the contract labels for each count connector metric, and for each loop-spend sum', () => {
+    const counted = Object.fromEntries(counters.map(([name, m]) => [`${promName(name)}_total`, (m.attributes ?? []).map((a) => promName(a.key)).sort()]));
+    // transform/loop_spend renames the loop-spend counts and keeps only the labels it aggregates on
+    const statements = (gateway.processors['transform/loop_spend']?.metric_statements ?? []).flatMap((g) => g.statements);
+    const summed: Record<string, string[]> = {};
+    for (const st of statements) {
+      const m = /^aggregate_on_attributes\("sum", \[(.*)\]\) where (.*)$/.exec(st);
+      if (!m) continue;
+      const from = [...(m[2] ?? '').matchAll(/metric\.name == "([^"]+)"/g)].map((x) => x[1] ?? '');
+      const rename = statements.find((r) => r.startsWith('set(metric.name') && from.some((f) => r.includes(`"${f}"`)));
+      const to = /set\(metric\.name, "([^"]+)"\)/.exec(rename ?? '')?.[1] ?? '';
+      summed[`${promName(to)}_total`] = [...(m[1] ?? '').matchAll(/"([^"]+)"/g)].map((x) => promName(x[1] ?? '')).sort();
+    }
     const expected = Object.fromEntries(Object.entries(METRIC_LABELS).map(([name, labels]) => [name, [...labels].sort()]));
-    expect(produced).toEqual(expected);
-    expect(Object.keys(produced).sort()).toEqual(Object.values(METRICS).sort());
+    expect({ ...counted, ...summed }).toEqual(expected);
+    expect(Object.keys({ ...counted, ...summed }).sort()).toEqual(Object.values(METRICS).sort());
   });
 
   it('knows how long the gateway keeps a quiet series and its running total (the increments lookback)', () => {

@@ -19,7 +19,19 @@ import { readExportedSpans, spansByTrace } from './support/otlp-file.js';
 import { RULES_FILE, RUN_ROOT } from './support/paths.js';
 import { httpGet } from './support/process.js';
 import { rulesWithInterval, startPrometheus, type PrometheusServer } from './support/prometheus.js';
-import { countsFromVector, DETECTION_LABELS, expectedDetections, expectedToolCalls, TOOL_CALL_LABELS, UNKNOWN } from './support/truth.js';
+import {
+  countsFromVector,
+  DETECTION_LABELS,
+  expectedDetections,
+  expectedLoopCost,
+  expectedLoopTokens,
+  expectedToolCalls,
+  LOOP_COST_LABELS,
+  LOOP_TOKEN_LABELS,
+  roundedValues,
+  TOOL_CALL_LABELS,
+  UNKNOWN,
+} from './support/truth.js';
 
 const ROUNDS = 3;
 
@@ -100,6 +112,25 @@ describe('gateway.yaml on a real collector, scraped by a real Prometheus', { tim
     // Every span reached the collector: a failed export would make the numbers above lie.
     for (const app of apps) expect(app.exporter.failures).toEqual([]);
     expect(apps.reduce((n, a) => n + a.exporter.exportedSpans, 0)).toBe(runs.reduce((n, r) => n + r.spanIds.length, 0));
+  });
+
+  it('sums what the loops cost from their loop.summary events: tokens by prompt template and type, USD where priced, exactly the bills onTraceEnd reported', async () => {
+    onTestFailed(() => void (failed = true));
+    const summaries = apps.flatMap((a) => a.summaries);
+    const tokens = expectedLoopTokens(summaries);
+    const cost = expectedLoopCost(summaries);
+    // the traffic exercised it: several templates, a template whose model has no price (legacy-agent's)
+    expect(Object.keys(tokens).length).toBeGreaterThanOrEqual(8);
+    expect(Object.keys(cost).length).toBeLessThan(Object.keys(tokens).length / 2);
+    await expectEventuallyEqual(async () => countsFromVector(await prom.query(`sum by (${LOOP_TOKEN_LABELS.join(', ')}) (gen_ai_tool_loop_tokens_total)`), LOOP_TOKEN_LABELS), tokens, {
+      timeoutMs: 30_000,
+      what: 'loop tokens in Prometheus',
+    });
+    await expectEventuallyEqual(async () => roundedValues(countsFromVector(await prom.query(`sum by (${LOOP_COST_LABELS.join(', ')}) (gen_ai_tool_loop_cost_usd_total)`), LOOP_COST_LABELS)), cost, {
+      timeoutMs: 30_000,
+      settleMs: 4_000,
+      what: 'loop cost in Prometheus',
+    });
   });
 
   it('exposes both metrics as Prometheus counters with exactly the contract labels', async () => {

@@ -112,6 +112,8 @@ function trace(id: string, criticals: number, warnings: number, calls: number): 
     threshold: 3,
     evidence: 'arguments+result',
     mode: 'enforce',
+    evidenceStartTime: 1_000 + i,
+    evidenceCalls: 3,
   });
   const detections = [...Array.from({ length: warnings }, (_, i) => detection('warning', i)), ...Array.from({ length: criticals }, (_, i) => detection('critical', warnings + i))];
   return {

@@ -25,6 +25,8 @@ export interface RunResult {
   /** Call index of the first detection at this level (undefined when none). */
   first(level: 'warning' | 'critical'): number | undefined;
   readonly calls: number;
+  /** End time (epoch ms) of a call, by 1-based call index. */
+  endOf(callIndex: number): number | undefined;
 }
 
 /**
@@ -37,6 +39,7 @@ export function runAgent(script: readonly ScriptItem[], config: LoopwatchConfig 
   const byCall = new Map<number, LoopDetection[]>();
   let clock = Date.parse('2026-11-21T10:00:00Z');
   let index = 0;
+  const ends = new Map<number, number>();
   script.forEach((item, stepNo) => {
     const batch: readonly Step[] = Array.isArray(item) ? (item as readonly Step[]) : [item as Step];
     const start = clock + (batch[0]?.idleMs ?? 1_000);
@@ -46,6 +49,7 @@ export function runAgent(script: readonly ScriptItem[], config: LoopwatchConfig 
       const callEnd = callStart + (s.durationMs ?? 100);
       end = Math.max(end, callEnd);
       index++;
+      ends.set(index, callEnd);
       return { s, callStart, callEnd, callIndex: index };
     });
     calls.sort((a, b) => a.callEnd - b.callEnd);
@@ -75,6 +79,7 @@ export function runAgent(script: readonly ScriptItem[], config: LoopwatchConfig 
     detections,
     byCall,
     calls: index,
+    endOf: (callIndex) => ends.get(callIndex),
     first: (level) => detections.find((d) => d.level === level)?.callIndex,
   };
 }

@@ -63,6 +63,12 @@ export interface AgentTraceSpec {
   /** Each entry is one step: a call, or several parallel calls. */
   steps: Array<ToolCallSpec | ToolCallSpec[]>;
   startMs?: number;
+  /** Name and attributes of step i's model-call span (default: a gen_ai chat span without usage). */
+  model?: (step: number) => { name: string; attributes: Record<string, unknown> };
+  /** Name and attributes of a tool span in another dialect (default: gen_ai execute_tool). */
+  tool?: (call: ToolCallSpec, step: number, k: number) => { name: string; attributes: Record<string, unknown> };
+  /** Name and attributes of the root span (default: invoke_agent with the agent and prompt names). */
+  root?: (steps: number) => { name: string; attributes: Record<string, unknown> };
 }
 
 /** One agent run: invoke_agent root, a chat span per step, execute_tool spans; returned in end order. */
@@ -76,15 +82,16 @@ export function agentTrace(spec: AgentTraceSpec): OtlpSpan[] {
     const calls = Array.isArray(step) ? step : [step];
     const chatStart = t + 1;
     const chatEnd = chatStart + 800;
+    const model = spec.model?.(i) ?? { name: 'chat mock-model', attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'mock-model' } };
     spans.push({
       traceId,
       spanId: hexId(`chat:${spec.label}:${i}`, 8),
       parentSpanId: rootId,
-      name: 'chat mock-model',
+      name: model.name,
       kind: 3,
       startTimeUnixNano: ns(chatStart),
       endTimeUnixNano: ns(chatEnd),
-      attributes: attributes({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'mock-model' }),
+      attributes: attributes(model.attributes),
     });
     let stepEnd = chatEnd;
     const toolSpans = calls.map((c, k) => {
@@ -99,15 +106,16 @@ export function agentTrace(spec: AgentTraceSpec): OtlpSpan[] {
       if (c.args !== undefined) attrs['gen_ai.tool.call.arguments'] = c.structured ? c.args : JSON.stringify(c.args);
       if (c.result !== undefined && !c.error) attrs['gen_ai.tool.call.result'] = c.structured ? c.result : JSON.stringify(c.result);
       if (c.error) attrs['error.type'] = 'ToolError';
+      const custom = spec.tool?.(c, i, k);
       const span: OtlpSpan = {
         traceId,
         spanId: hexId(`tool:${spec.label}:${i}:${k}`, 8),
         parentSpanId: rootId,
-        name: `execute_tool ${c.tool}`,
+        name: custom?.name ?? `execute_tool ${c.tool}`,
         kind: 1,
         startTimeUnixNano: ns(start),
         endTimeUnixNano: ns(end),
-        attributes: attributes(attrs),
+        attributes: attributes(custom?.attributes ?? attrs),
         ...(c.error
           ? {
               status: { code: 2, message: c.error },
@@ -121,14 +129,18 @@ export function agentTrace(spec: AgentTraceSpec): OtlpSpan[] {
     spans.push(...toolSpans.sort((a, b) => Number(BigInt(a.endTimeUnixNano) - BigInt(b.endTimeUnixNano))));
     t = stepEnd;
   });
+  const root = spec.root?.(spec.steps.length) ?? {
+    name: `invoke_agent ${spec.agent ?? 'agent'}`,
+    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': spec.agent, 'gen_ai.prompt.name': spec.prompt },
+  };
   spans.push({
     traceId,
     spanId: rootId,
-    name: `invoke_agent ${spec.agent ?? 'agent'}`,
+    name: root.name,
     kind: 1,
     startTimeUnixNano: ns(rootStart),
     endTimeUnixNano: ns(t + 500),
-    attributes: attributes({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': spec.agent, 'gen_ai.prompt.name': spec.prompt }),
+    attributes: attributes(root.attributes),
   });
   return spans;
 }

@@ -3,6 +3,8 @@
  * (a few fields each), totals per prompt template, and only the worst traces in full, so memory
  * grows with detections, not with spans.
  */
+import { LoopCostTotals } from '../../cost/totals.js';
+import type { LoopBill } from '../../cost/trace-cost.js';
 import type { LoopDetection } from '../../detector/types.js';
 import type { ReplayedCall, ReplayedTrace } from '../../traces/trace-replay.js';
 
@@ -21,6 +23,8 @@ export interface WorstTrace {
   readonly calls: readonly ReplayedCall[];
   readonly detections: readonly TimedDetection[];
   readonly criticals: number;
+  /** What its loop cost, when its model calls report usage. */
+  readonly bill: LoopBill | undefined;
 }
 
 export interface TemplateTotals {
@@ -41,6 +45,8 @@ export interface ReportData {
   readonly traces: number;
   readonly toolCalls: number;
   readonly tracesWithLoops: number;
+  /** What loops cost, per prompt template (that of each trace's first detection) and in total. */
+  readonly costs: LoopCostTotals;
 }
 
 /** Worst first: more critical stops, then more detections, then more tool calls. */
@@ -57,6 +63,7 @@ export class ReportCollector {
   private traces = 0;
   private toolCalls = 0;
   private tracesWithLoops = 0;
+  private readonly costs = new LoopCostTotals();
 
   constructor(private readonly keepWorst = 10) {}
 
@@ -84,6 +91,7 @@ export class ReportCollector {
       ownTotals.detections++;
       if (t.detection.level === 'critical') ownTotals.criticals++;
     }
+    if (trace.loopBill !== undefined) this.costs.add(trace.loopPrompt ?? NO_TEMPLATE, trace.loopBill);
     const candidate: WorstTrace = {
       traceId: trace.traceId,
       prompt,
@@ -91,6 +99,7 @@ export class ReportCollector {
       calls: trace.calls,
       detections: timed,
       criticals: timed.filter((t) => t.detection.level === 'critical').length,
+      bill: trace.loopBill,
     };
     const last = this.worst.at(-1);
     if (this.worst.length < this.keepWorst || (last && worse(candidate, last) < 0)) {
@@ -114,6 +123,7 @@ export class ReportCollector {
       traces: this.traces,
       toolCalls: this.toolCalls,
       tracesWithLoops: this.tracesWithLoops,
+      costs: this.costs,
     };
   }
 }

@@ -4,7 +4,9 @@
  * opened offline. Tool arguments and results never reach it: only names, counts, times and the
  * detection messages (which are built from names and counts).
  */
-import type { LoopKind, LoopLevel } from '../../detector/types.js';
+import { formatSpend, formatTokens, formatUsd } from '../../cost/format.js';
+import type { CostTotals } from '../../cost/totals.js';
+import type { LoopDetection, LoopKind, LoopLevel } from '../../detector/types.js';
 import { NO_TEMPLATE, type ReportData, type TimedDetection, type WorstTrace } from './collect.js';
 import { REPORT_CSS } from './style.js';
 import { callStrip, escapeHtml, LEVEL_COLORS, legend, OTHER_COLOR, PageColors, stackedBars, type Dimension, type StackSeries } from './svg.js';
@@ -79,25 +81,52 @@ function kpis(data: ReportData): string {
   const criticals = data.detections.filter((d) => d.detection.level === 'critical').length;
   const tile = (label: string, value: string, cls: string, hint: string): string =>
     `<div class="kpi ${cls}"><div class="value">${escapeHtml(value)}</div><div class="label">${escapeHtml(label)}</div><div class="hint">${escapeHtml(hint)}</div></div>`;
+  const c = data.costs.total;
+  const spent = data.costs.empty
+    ? ''
+    : `\n${tile('spent in loops', usdOrTokens(c), 'bad', `${formatTokens({ input: c.input, output: c.output })} in ${n(c.traces)} looping trace${c.traces === 1 ? '' : 's'}, from each loop's first call on`)}`;
   return `<section class="kpis">
 ${tile('loop detections', n(data.detections.length), data.detections.length > 0 ? 'watch' : 'ok', 'a loop counts at its warning and again if it turns critical')}
 ${tile('critical stops', n(criticals), criticals > 0 ? 'bad' : 'ok', 'runs that were, or should have been, stopped')}
 ${tile('traces with loops', `${n(data.tracesWithLoops)} of ${n(data.traces)}`, data.tracesWithLoops > 0 ? 'watch' : 'ok', 'agent runs with at least one detection')}
-${tile('loops per 100 tool calls', per100(data.detections.length, data.toolCalls), 'neutral', `${n(data.toolCalls)} tool calls scanned`)}
+${tile('loops per 100 tool calls', per100(data.detections.length, data.toolCalls), 'neutral', `${n(data.toolCalls)} tool calls scanned`)}${spent}
 </section>`;
 }
 
+/** `$0.035`, or the tokens when nothing of it is priced; `+` when only part is. */
+function usdOrTokens(c: CostTotals): string {
+  if (c.unpriced === c.traces) return `${n(c.input + c.output)} tokens`;
+  return `${formatUsd(c.usd)}${c.unpriced > 0 ? '+' : ''}`;
+}
+
+/** A detection's cost cell: tokens and USD of the model calls behind its repetitions. */
+function detectionCost(d: LoopDetection): string {
+  if (d.tokens === undefined) return '—';
+  return `${n(d.tokens.input + d.tokens.output)} tok${d.costUsd !== undefined ? ` · ${formatUsd(d.costUsd)}` : ''}`;
+}
+
 function templatesTable(data: ReportData): string {
+  const costs = !data.costs.empty;
+  const costCells = (name: string): string => {
+    if (!costs) return '';
+    const c = data.costs.byTemplate.get(name);
+    if (c === undefined) return '<td>—</td><td>—</td>';
+    return `<td>${n(c.input + c.output)}</td><td>${c.unpriced === c.traces ? '—' : usdOrTokens(c)}</td>`;
+  };
   const rows = [...data.templates]
     .sort(([a, x], [b, y]) => y.detections - x.detections || y.toolCalls - x.toolCalls || a.localeCompare(b))
     .map(
       ([name, t]) =>
-        `<tr data-template="${escapeHtml(name)}"><th scope="row">${escapeHtml(name)}</th><td>${n(t.traces)}</td><td>${n(t.tracesWithLoops)}</td><td>${n(t.toolCalls)}</td><td>${n(t.detections)}</td><td>${per100(t.detections, t.toolCalls)}</td><td class="${t.criticals > 0 ? 'bad' : ''}">${n(t.criticals)}</td></tr>`,
+        `<tr data-template="${escapeHtml(name)}"><th scope="row">${escapeHtml(name)}</th><td>${n(t.traces)}</td><td>${n(t.tracesWithLoops)}</td><td>${n(t.toolCalls)}</td><td>${n(t.detections)}</td><td>${per100(t.detections, t.toolCalls)}</td><td class="${t.criticals > 0 ? 'bad' : ''}">${n(t.criticals)}</td>${costCells(name)}</tr>`,
     );
+  const costHead = costs ? '<th>Tokens in loops</th><th>Cost of loops</th>' : '';
+  const costExplain = costs
+    ? ' Tokens and cost of loops: the model calls of each looping trace from the end of its loop\'s first call to the end of the trace, under the template of its first detection ("—": no price for its model).'
+    : '';
   return `<section class="card">
 <h2>Prompt templates</h2>
-<p class="explain">Per prompt template (gen_ai.prompt.name; "unknown" when a run has none), as on the Grafana overview dashboard.</p>
-<table class="templates"><thead><tr><th>Prompt template</th><th>Traces</th><th>With loops</th><th>Tool calls</th><th>Loop detections</th><th>Per 100 calls</th><th>Critical stops</th></tr></thead>
+<p class="explain">Per prompt template (gen_ai.prompt.name; "unknown" when a run has none), as on the Grafana overview dashboard.${costExplain}</p>
+<table class="templates"><thead><tr><th>Prompt template</th><th>Traces</th><th>With loops</th><th>Tool calls</th><th>Loop detections</th><th>Per 100 calls</th><th>Critical stops</th>${costHead}</tr></thead>
 <tbody>${rows.join('\n')}</tbody></table>
 </section>`;
 }
@@ -111,14 +140,19 @@ function traceArticle(trace: WorstTrace, rank: number, colors: PageColors): stri
   const rows = trace.detections.map(({ time, detection: d }) => {
     const level: LoopLevel = d.level;
     const kind: LoopKind = d.kind;
-    return `<tr class="${level}"><td>${d.callIndex}</td><td>${escapeHtml(offset(time, trace.startTime))}</td><td><span class="pill" style="background:${LEVEL_COLORS[level]}">${level}</span></td><td>${escapeHtml(kind)}</td><td>${escapeHtml(d.toolName)}</td><td>${d.count}×</td><td class="msg">${escapeHtml(d.message)}</td></tr>`;
+    const cost = trace.bill !== undefined ? `<td>${escapeHtml(detectionCost(d))}</td>` : '';
+    return `<tr class="${level}"><td>${d.callIndex}</td><td>${escapeHtml(offset(time, trace.startTime))}</td><td><span class="pill" style="background:${LEVEL_COLORS[level]}">${level}</span></td><td>${escapeHtml(kind)}</td><td>${escapeHtml(d.toolName)}</td><td>${d.count}×</td>${cost}<td class="msg">${escapeHtml(d.message)}</td></tr>`;
   });
+  const bill =
+    trace.bill !== undefined
+      ? `\n<p class="explain bill">Loop bill: ${escapeHtml(formatSpend(trace.bill.loop))} from the end of the loop's first call to the end of the trace; ${escapeHtml(formatSpend(trace.bill.afterDetection))} of it after the first detection.</p>`
+      : '';
   return `<article class="card trace" data-trace="${escapeHtml(trace.traceId)}" data-rank="${rank}">
 <h3>#${rank} <code>${escapeHtml(trace.traceId)}</code> <span class="tag">${escapeHtml(trace.prompt)}</span></h3>
-<p class="explain">Started ${escapeHtml(utc(trace.startTime))} · ${n(trace.calls.length)} tool calls${failed > 0 ? ` (${failed} failed)` : ''} · ${trace.detections.length} detection${trace.detections.length === 1 ? '' : 's'}, ${trace.criticals} critical</p>
+<p class="explain">Started ${escapeHtml(utc(trace.startTime))} · ${n(trace.calls.length)} tool calls${failed > 0 ? ` (${failed} failed)` : ''} · ${trace.detections.length} detection${trace.detections.length === 1 ? '' : 's'}, ${trace.criticals} critical</p>${bill}
 ${callStrip(trace, toolColor)}
 <ul class="legend small">${tools.map((t) => `<li data-tool="${escapeHtml(t)}"><span class="swatch" style="background:${toolColor(t)}"></span>${escapeHtml(t)}</li>`).join('')}<li><span class="swatch failed"></span>failed call</li><li><span class="tri" style="border-top-color:${LEVEL_COLORS.warning}"></span>warning</li><li><span class="tri" style="border-top-color:${LEVEL_COLORS.critical}"></span>critical</li></ul>
-<table class="detections"><thead><tr><th>Call</th><th>At</th><th>Level</th><th>Kind</th><th>Tool</th><th>Count</th><th>What happened</th></tr></thead><tbody>${rows.join('')}</tbody></table>
+<table class="detections"><thead><tr><th>Call</th><th>At</th><th>Level</th><th>Kind</th><th>Tool</th><th>Count</th>${trace.bill !== undefined ? '<th title="the model calls that asked for the repetitions">Cost</th>' : ''}<th>What happened</th></tr></thead><tbody>${rows.join('')}</tbody></table>
 </article>`;
 }
 

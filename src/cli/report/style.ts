@@ -12,7 +12,7 @@ h2.section { margin: 22px 0 2px; }
 h3 { font-size: 14px; margin: 0 0 2px; font-weight: 600; }
 code { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; margin: 14px 0; }
-.kpis { display: grid; grid-template-columns: repeat(4, 1fr); gap: 12px; margin: 10px 0; }
+.kpis { display: grid; grid-template-columns: repeat(auto-fit, minmax(170px, 1fr)); gap: 12px; margin: 10px 0; }
 .kpi { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; }
 .kpi .value { font-size: 26px; font-weight: 650; }
 .kpi .label { font-weight: 600; }

@@ -34,6 +34,14 @@ export interface RoleInput {
   readonly thresholds?: RuleThresholdsInput;
 }
 
+/** A model's price in USD per million tokens (see `LoopwatchConfig.prices`). */
+export interface ModelPriceInput {
+  readonly input: number;
+  readonly output: number;
+  /** Input tokens read from the provider's prompt cache; default: `input`. */
+  readonly cachedInput?: number;
+}
+
 export interface LoopwatchConfig {
   readonly mode?: Mode;
   readonly thresholds?: RuleThresholdsInput;
@@ -60,6 +68,13 @@ export interface LoopwatchConfig {
   readonly volatileKeys?: VolatileKeysInput;
   /** When set, a call to any other tool name counts as a call to a tool that does not exist. */
   readonly knownTools?: readonly string[];
+  /**
+   * What model calls cost, to report loops in USD as well as tokens: keys are model names (the
+   * model-call span's response or request model), `*` matches any run of characters; values are
+   * USD per million tokens. No built-in list (prices change); without an entry, loops are
+   * reported in tokens only. Not used by the engine: the processor, `scan` and `serve` read it.
+   */
+  readonly prices?: Readonly<Record<string, ModelPriceInput>>;
 }
 
 export interface ResolvedRole {

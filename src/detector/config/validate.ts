@@ -1,7 +1,7 @@
 import { RULE_KEYS } from '../rules.js';
 import type { Mode } from '../types.js';
 import type { ThresholdInput } from '../thresholds.js';
-import { TOOL_ROLES, type LoopwatchConfig, type RoleInput, type ToolOverride, type VolatileKeysInput } from './types.js';
+import { TOOL_ROLES, type LoopwatchConfig, type ModelPriceInput, type RoleInput, type ToolOverride, type VolatileKeysInput } from './types.js';
 
 /**
  * Validation: configuration arrives from YAML files and environment variables as well as code, so
@@ -39,6 +39,7 @@ const CONFIG_KEY_SET = {
   tools: true,
   volatileKeys: true,
   knownTools: true,
+  prices: true,
 } as const satisfies Record<keyof LoopwatchConfig, true>;
 /*
  * The key lists and number limits are the one source of truth for the validator and for the JSON
@@ -53,6 +54,7 @@ export const SPACING_KEYS = ['idleMs', 'weight'] as const satisfies readonly (ke
 export const ROLE_NAMES = ['poller', 'wait', 'exempt'] as const satisfies readonly (keyof NonNullable<LoopwatchConfig['roles']>)[];
 export const ROLE_KEYS = ['match', 'thresholds'] as const satisfies readonly (keyof RoleInput)[];
 export const TOOL_OVERRIDE_KEYS = ['role', 'thresholds', 'volatileKeys'] as const satisfies readonly (keyof ToolOverride)[];
+export const PRICE_KEYS = ['input', 'output', 'cachedInput'] as const satisfies readonly (keyof ModelPriceInput)[];
 export const VOLATILE_KEYS_KEYS = ['arguments', 'result'] as const satisfies readonly (keyof VolatileKeysInput)[];
 
 /** Limits of a number setting: `nullable` lets `null` through (a threshold level turned off). */
@@ -71,7 +73,12 @@ export const NUMBER_LIMITS = {
   weight: { min: 0, max: 1 },
   gapBudget: { min: 0, max: 8, integer: true },
   historySize: { min: 8, max: 4096, integer: true },
+  /** USD per million tokens. */
+  price: { min: 0 },
 } as const satisfies Record<string, NumberLimits>;
+
+/** Below this, a price per million tokens is surely a price per token (the cheapest models cost cents per million). */
+const SMALLEST_PRICE_PER_MILLION = 0.001;
 
 type Path = ReadonlyArray<string | number>;
 
@@ -168,6 +175,34 @@ function checkVolatileKeys(v: unknown, path: Path, issues: ConfigIssue[]): void 
   checkStringList(v.result, [...path, 'result'], issues);
 }
 
+function checkPrices(v: unknown, path: Path, issues: ConfigIssue[]): void {
+  if (v === undefined) return;
+  if (!isRecord(v)) {
+    issues.push({ path, message: `expected a map of model names to { input, output } (USD per million tokens), got ${describe(v)}` });
+    return;
+  }
+  for (const [model, price] of Object.entries(v)) {
+    const at = [...path, model];
+    if (model.trim().length === 0) issues.push({ path: at, message: 'expected a model name or pattern, got an empty key' });
+    if (!isRecord(price)) {
+      issues.push({ path: at, message: `expected { input, output, cachedInput } in USD per million tokens, got ${describe(price)}` });
+      continue;
+    }
+    checkKeys(price, PRICE_KEYS, at, issues);
+    for (const key of PRICE_KEYS) {
+      const n = price[key];
+      if (n === undefined) {
+        if (key !== 'cachedInput') issues.push({ path: [...at, key], message: 'missing: the price in USD per million tokens' });
+        continue;
+      }
+      checkNumber(n, [...at, key], issues, NUMBER_LIMITS.price);
+      if (typeof n === 'number' && n > 0 && n < SMALLEST_PRICE_PER_MILLION) {
+        issues.push({ path: [...at, key], message: `prices are USD per million tokens: ${n} looks like a price per token (${Number((n * 1e6).toPrecision(6))} per million)` });
+      }
+    }
+  }
+}
+
 /** Every problem in `config`, each with its key path; empty when the configuration is valid. */
 export function validateConfig(config: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
@@ -239,5 +274,6 @@ export function validateConfig(config: unknown): ConfigIssue[] {
   }
   checkVolatileKeys(config.volatileKeys, ['volatileKeys'], issues);
   checkStringList(config.knownTools, ['knownTools'], issues);
+  checkPrices(config.prices, ['prices'], issues);
   return issues;
 }

@@ -7,6 +7,7 @@ import { ALERTS, LABELS, METRICS, SOURCE_LABELS, type LabelName } from '../../..
 import type { Metric, Phase, Selection, TimeWindow, Truth } from './truth.js';
 
 const P = LABELS.prompt;
+const TT = LABELS.tokenType;
 const T = LABELS.tool;
 const K = LABELS.kind;
 const S = SOURCE_LABELS.service;
@@ -201,6 +202,9 @@ const SHARED: ExpectationTable = {
   'Tool calls/A': (c) => c.groups([], c.count('calls', [])),
   'Firing loop alerts/A': (c) => c.firingAlerts(),
   'annotation/Loop alerts firing': (c) => c.firingAlerts(),
+  // a sum over no series is no value ("no prices" when no selected template is priced)
+  'Tokens burned in loops/A': (c) => c.groups([], c.count('loopTokens', [])),
+  'Cost of loops/A': (c) => c.groups([], c.count('loopCost', [])),
 };
 
 export const OVERVIEW_EXPECTATIONS: ExpectationTable = {
@@ -231,6 +235,12 @@ export const OVERVIEW_EXPECTATIONS: ExpectationTable = {
   'Critical stops per minute by prompt template/A': (c) => c.perMinute('criticals', [P]),
   'Loop detections per minute by tool/A': (c) => c.perMinute('detections', [T]),
   'Loop detections per minute by kind/A': (c) => c.perMinute('detections', [K]),
+  'Tokens burned in loops per minute by prompt template/A': (c) => c.perMinute('loopTokens', [P]),
+  'Cost of loops by prompt template/A': (c) => {
+    const all = [...c.count('loopCost', [P])].sort(([, a], [, b]) => b - a);
+    if (all.length > 10 && all[10]?.[1] === all[9]?.[1]) throw new Error('topk(10) tie in the test traffic: change the traffic');
+    return c.groups([P], new Map(all.slice(0, 10)));
+  },
 };
 
 function baselineWindow(c: ExpectationContext): TimeWindow {
@@ -278,4 +288,5 @@ export const PROMPT_TEMPLATE_EXPECTATIONS: ExpectationTable = {
   'Tools and kinds behind the loops/E': (c) => c.lastSeen([T, K]),
   'Tool calls per minute by tool/A': (c) => c.perMinute('calls', [T]),
   'Critical stops per minute by tool/A': (c) => c.perMinute('criticals', [T]),
+  'Tokens burned in loops per minute by token type/A': (c) => c.perMinute('loopTokens', [TT]),
 };

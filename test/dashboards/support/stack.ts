@@ -14,7 +14,18 @@ import { emitRun, type RunSpec } from '../../e2e/support/agent-traffic.js';
 import { startGateway, type Gateway } from '../../e2e/support/collector.js';
 import { expectEventuallyEqual } from '../../e2e/support/expect-eventually.js';
 import { rulesWithInterval, startPrometheus, type PrometheusServer } from '../../e2e/support/prometheus.js';
-import { countsFromVector, DETECTION_LABELS, expectedDetections, expectedToolCalls, TOOL_CALL_LABELS } from '../../e2e/support/truth.js';
+import {
+  countsFromVector,
+  DETECTION_LABELS,
+  expectedDetections,
+  expectedLoopCost,
+  expectedLoopTokens,
+  expectedToolCalls,
+  LOOP_COST_LABELS,
+  LOOP_TOKEN_LABELS,
+  roundedValues,
+  TOOL_CALL_LABELS,
+} from '../../e2e/support/truth.js';
 import { REPO_ROOT } from './dashboard-json.js';
 import { PromApi } from './prom-api.js';
 import { Truth, type Phase } from './truth.js';
@@ -63,6 +74,7 @@ export class DashboardStack {
   /** Emits the runs, then waits until Prometheus holds exactly everything sent so far. */
   async phase(name: Phase, specs: readonly RunSpec[]): Promise<void> {
     const before = this.apps.map((a) => a.detections.length);
+    const summariesBefore = this.apps.map((a) => a.summaries.length);
     const emitted = Date.now();
     const runs = specs.map((spec, i) => {
       const index = i % this.apps.length;
@@ -75,9 +87,11 @@ export class DashboardStack {
     SERVICES.forEach((service, i) => {
       this.truth.addRuns(name, service, runs.filter((r) => r.service === service).map((r) => r.run));
       this.truth.addDetections(name, service, this.apps[i]?.detections.slice(before[i]) ?? []);
+      this.truth.addSummaries(name, service, this.apps[i]?.summaries.slice(summariesBefore[i]) ?? []);
     });
     this.phases.push(name);
     const allDetections = this.apps.flatMap((a) => a.detections);
+    const allSummaries = this.apps.flatMap((a) => a.summaries);
     await expectEventuallyEqual(
       async () => countsFromVector(await this.prometheus.query(`sum by (${DETECTION_LABELS.join(', ')}) (gen_ai_tool_loop_detections_total)`), DETECTION_LABELS),
       expectedDetections(allDetections),
@@ -87,6 +101,16 @@ export class DashboardStack {
       async () => countsFromVector(await this.prometheus.query(`sum by (${TOOL_CALL_LABELS.join(', ')}) (gen_ai_tool_calls_total)`), TOOL_CALL_LABELS),
       expectedToolCalls(this.runs),
       { timeoutMs: 30_000, what: `tool calls in Prometheus after phase ${name}` },
+    );
+    await expectEventuallyEqual(
+      async () => countsFromVector(await this.prometheus.query(`sum by (${LOOP_TOKEN_LABELS.join(', ')}) (gen_ai_tool_loop_tokens_total)`), LOOP_TOKEN_LABELS),
+      expectedLoopTokens(allSummaries),
+      { timeoutMs: 30_000, what: `loop tokens in Prometheus after phase ${name}` },
+    );
+    await expectEventuallyEqual(
+      async () => roundedValues(countsFromVector(await this.prometheus.query(`sum by (${LOOP_COST_LABELS.join(', ')}) (gen_ai_tool_loop_cost_usd_total)`), LOOP_COST_LABELS)),
+      expectedLoopCost(allSummaries),
+      { timeoutMs: 30_000, what: `loop cost in Prometheus after phase ${name}` },
     );
     this.truth.phaseTimes.set(name, { emitted, visible: Date.now() });
     for (const app of this.apps) if (app.exporter.failures.length > 0) throw new Error(`export failed: ${app.exporter.failures.join('; ')}`);

@@ -3,7 +3,8 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Tracer } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { LoopDetectionSpanProcessor, type LoopDetection } from '../../../src/index.js';
+import { LoopDetectionSpanProcessor, type LoopDetection, type TraceLoopSummary } from '../../../src/index.js';
+import { E2E_PRICES } from './agent-traffic.js';
 
 /**
  * Counts what the OTLP exporter sent and what failed, so a test can tell "the collector lost
@@ -36,6 +37,8 @@ export interface AgentApp {
   readonly tracer: Tracer;
   /** Every detection loopwatch reported through `onLoop`: the in-process truth. */
   readonly detections: LoopDetection[];
+  /** What every looping trace cost, reported through `onTraceEnd`: the truth for the loop-spend counters. */
+  readonly summaries: TraceLoopSummary[];
   readonly exporter: CountingExporter;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
@@ -52,7 +55,8 @@ export interface AgentAppOptions {
 
 export function createAgentApp(options: AgentAppOptions): AgentApp {
   const detections: LoopDetection[] = [];
-  const loops = new LoopDetectionSpanProcessor({ onLoop: (d) => void detections.push(d) });
+  const summaries: TraceLoopSummary[] = [];
+  const loops = new LoopDetectionSpanProcessor({ prices: E2E_PRICES, onLoop: (d) => void detections.push(d), onTraceEnd: (s) => void summaries.push(s) });
   const exporter = new CountingExporter(new OTLPTraceExporter({ url: options.otlpTracesUrl, timeoutMillis: 10_000 }));
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName, ...options.resourceAttributes }),
@@ -68,6 +72,7 @@ export function createAgentApp(options: AgentAppOptions): AgentApp {
   return {
     tracer: provider.getTracer('loopwatch-e2e-agent', '0.1.0'),
     detections,
+    summaries,
     exporter,
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),

@@ -13,6 +13,29 @@ export interface RunSpec {
   /** gen_ai.prompt.name on the invoke_agent span; absent for agents without templates. */
   readonly template?: string;
   readonly steps: readonly ToolStep[];
+  /** The model asked before each step (default: the agent's, see `MODEL_OF`). */
+  readonly model?: string;
+}
+
+/** Each agent's model: three priced by `E2E_PRICES`, the legacy agent's not. */
+export const MODEL_OF: Readonly<Record<string, string>> = {
+  'support-agent': 'gpt-4o',
+  'coding-agent': 'claude-sonnet-4-5',
+  'research-agent': 'gpt-4o-mini',
+  'legacy-agent': 'llama-3-70b',
+};
+
+/** Prices (USD per million tokens) the e2e agents run with: example figures, not list prices. */
+export const E2E_PRICES = {
+  'gpt-4o': { input: 2.5, output: 10, cachedInput: 1.25 },
+  'gpt-4o-mini': { input: 0.15, output: 0.6 },
+  'claude-sonnet-4*': { input: 3, output: 15, cachedInput: 0.3 },
+};
+
+/** Usage of the model call before step i (0-based): the context grows with every step, most of it cached. */
+export function modelUsage(i: number): { input: number; output: number; cacheRead: number } {
+  const input = 1200 + 150 * i;
+  return { input, output: 20 + 3 * i, cacheRead: i === 0 ? 0 : 1200 + 150 * (i - 1) };
 }
 
 /** What one run put on the wire: the test's truth for tool calls and sampled traces. */
@@ -27,11 +50,23 @@ export interface RunRecord {
 }
 
 /**
+ * Span times: now, but never the same millisecond twice. A real model call takes seconds; with
+ * the SDK's own clock these instant runs put a model call, the tool call it asked for and the
+ * next model call in one millisecond, where only the order spans reach the collector can order
+ * them, and concurrent exports (a provider's forceFlush sends its batches at once) reach it in
+ * any order. Whole milliseconds apart, the export orders them as the live processor saw them.
+ */
+let lastMs = 0;
+const tick = (): number => (lastMs = Math.max(Date.now(), lastMs + 1));
+
+/**
  * Emits one agent run the way gen_ai instrumentations do: an `invoke_agent` root span with the
- * prompt template, one `execute_tool` child per call with JSON arguments and result.
+ * prompt template; per step, the `chat` span of the model call that asked for it (with its token
+ * usage) and one `execute_tool` child with JSON arguments and result.
  */
 export function emitRun(tracer: Tracer, spec: RunSpec): RunRecord {
   const root = tracer.startSpan(`invoke_agent ${spec.agent}`, {
+    startTime: tick(),
     attributes: {
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.name': spec.agent,
@@ -41,10 +76,29 @@ export function emitRun(tracer: Tracer, spec: RunSpec): RunRecord {
   const parent = trace.setSpan(context.active(), root);
   const spanIds = [root.spanContext().spanId];
   let hasError = false;
-  for (const step of spec.steps) {
+  const model = spec.model ?? MODEL_OF[spec.agent] ?? 'gpt-4o';
+  for (const [i, step] of spec.steps.entries()) {
+    const usage = modelUsage(i);
+    const chat = tracer.startSpan(
+      `chat ${model}`,
+      {
+        startTime: tick(),
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.request.model': model,
+          'gen_ai.usage.input_tokens': usage.input,
+          'gen_ai.usage.output_tokens': usage.output,
+          'gen_ai.usage.cache_read.input_tokens': usage.cacheRead,
+        },
+      },
+      parent,
+    );
+    spanIds.push(chat.spanContext().spanId);
+    chat.end(tick());
     const span = tracer.startSpan(
       `execute_tool ${step.tool}`,
       {
+        startTime: tick(),
         attributes: {
           'gen_ai.operation.name': 'execute_tool',
           'gen_ai.tool.name': step.tool,
@@ -61,9 +115,9 @@ export function emitRun(tracer: Tracer, spec: RunSpec): RunRecord {
       span.setAttribute('gen_ai.tool.call.result', JSON.stringify(step.result ?? null));
     }
     spanIds.push(span.spanContext().spanId);
-    span.end();
+    span.end(tick());
   }
-  root.end();
+  root.end(tick());
   return { traceId: root.spanContext().traceId, template: spec.template, spanIds, toolCalls: spec.steps.map((s) => s.tool), hasError };
 }
 

@@ -134,6 +134,8 @@ Example PromQL (paste into ${prom.url}/classic/graph):
   ${example}
   sum by (gen_ai_prompt_name, gen_ai_tool_name) (gen_ai_tool_calls_total)
   job_exported_job_gen_ai_prompt_name:gen_ai_tool_loop_detections_per_tool_call:ratio_rate5m
+  sum by (gen_ai_prompt_name, gen_ai_token_type) (gen_ai_tool_loop_tokens_total)
+  sum by (gen_ai_prompt_name) (gen_ai_tool_loop_cost_usd_total)
   ALERTS{alertstate="firing"}
 
 Stop everything: npm run stack:stop

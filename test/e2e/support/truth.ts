@@ -1,4 +1,4 @@
-import type { LoopDetection } from '../../../src/index.js';
+import type { LoopDetection, TraceLoopSummary } from '../../../src/index.js';
 import type { PromSample } from './prometheus.js';
 import type { RunRecord } from './agent-traffic.js';
 
@@ -29,6 +29,32 @@ export function expectedToolCalls(runs: readonly RunRecord[]): Counts {
   const counts: Counts = {};
   for (const run of runs) for (const tool of run.toolCalls) add(counts, key([run.template ?? UNKNOWN, tool]));
   return sorted(counts);
+}
+
+export const LOOP_TOKEN_LABELS = ['gen_ai_prompt_name', 'gen_ai_token_type'] as const;
+export const LOOP_COST_LABELS = ['gen_ai_prompt_name'] as const;
+
+/** Expected gen_ai_tool_loop_tokens_total by prompt and token type: the loop bills onTraceEnd reported. */
+export function expectedLoopTokens(summaries: readonly TraceLoopSummary[]): Counts {
+  const counts: Counts = {};
+  for (const s of summaries) {
+    if (s.loop === undefined) continue;
+    if (s.loop.tokens.input > 0) add(counts, key([s.promptName ?? UNKNOWN, 'input']), s.loop.tokens.input);
+    if (s.loop.tokens.output > 0) add(counts, key([s.promptName ?? UNKNOWN, 'output']), s.loop.tokens.output);
+  }
+  return sorted(counts);
+}
+
+/** Expected gen_ai_tool_loop_cost_usd_total by prompt (to a billionth of a dollar): the priced bills. */
+export function expectedLoopCost(summaries: readonly TraceLoopSummary[]): Counts {
+  const counts: Counts = {};
+  for (const s of summaries) if (s.loop?.costUsd !== undefined && s.loop.costUsd > 0) add(counts, key([s.promptName ?? UNKNOWN]), s.loop.costUsd);
+  return roundedValues(counts);
+}
+
+/** Values rounded to a billionth (sums of doubles differ in the last bits by the order they were added in). */
+export function roundedValues(counts: Counts): Counts {
+  return sorted(Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, Math.round(v * 1e9) / 1e9])));
 }
 
 /** A PromQL `sum by (...)` result as the same kind of map. */

@@ -1,0 +1,136 @@
+import { nonEmpty, parseJsonObject } from './attributes.js';
+import type { SpanView } from './types.js';
+
+/** What one model call (an LLM inference span) says it spent. */
+export interface ModelUsage {
+  /** Input (prompt) tokens, the ones read from a prompt cache included. */
+  readonly input: number;
+  readonly output: number;
+  /** Input tokens read from the provider's prompt cache: part of `input`; 0 when not reported. */
+  readonly cacheRead: number;
+  /** The model asked for, and the model that answered (often a dated snapshot of it). */
+  readonly requestModel: string | undefined;
+  readonly responseModel: string | undefined;
+}
+
+/**
+ * The usage of a model-call span, in whatever dialect it is written; undefined for every other
+ * span. Model calls only: spans that sum the usage of the calls below them (an AI SDK
+ * `ai.generateText`, an `invoke_agent`, an agent step, an OpenInference chain or agent) would
+ * count the same tokens twice.
+ *
+ * - AI SDK v4–v6 (and v7 with `LegacyOpenTelemetry`): the `ai.*.doGenerate` / `ai.*.doStream`
+ *   spans, `ai.usage.inputTokens` / `outputTokens` (v4: `promptTokens` / `completionTokens`),
+ *   `ai.usage.cachedInputTokens`, the model in `ai.model.id` / `ai.response.model`;
+ * - OpenInference: `LLM` spans, `llm.token_count.prompt` / `completion`,
+ *   `llm.token_count.prompt_details.cache_read`, `llm.model_name`;
+ * - Langfuse: `generation` observations, the `langfuse.observation.usage_details` JSON
+ *   (`input` / `output`, or OpenAI's `prompt_tokens` / `completion_tokens`),
+ *   `langfuse.observation.model.name`;
+ * - gen_ai semantic conventions, and everything that writes them (AI SDK v7 `@ai-sdk/otel`'s
+ *   `chat` spans, Mastra, LangSmith, OpenLIT, Traceloop / OpenLLMetry, normalising processors):
+ *   `gen_ai.usage.input_tokens` / `output_tokens` (Traceloop's older `prompt_tokens` /
+ *   `completion_tokens`), `gen_ai.usage.cache_read.input_tokens`, on spans whose
+ *   `gen_ai.operation.name` is an inference (`chat`, `text_completion`, `generate_content`) or absent.
+ *
+ * Runs on the spans of traces loopwatch tracks: literal keys, a handful of reads for a span that
+ * is not a model call (see the gen_ai adapter on literal keys).
+ */
+export function readModelUsage(span: SpanView): ModelUsage | undefined {
+  const a = span.attributes;
+  const aiOperation = a['ai.operationId'];
+  if (aiOperation !== undefined) return AI_SDK_MODEL_CALLS.has(aiOperation as string) ? aiSdkUsage(a) : undefined;
+  const openInferenceKind = a['openinference.span.kind'];
+  if (openInferenceKind !== undefined) return openInferenceKind === 'LLM' ? openInferenceUsage(a) : undefined;
+  const langsmithKind = a['langsmith.span.kind'];
+  if (langsmithKind !== undefined && langsmithKind !== 'llm') return undefined;
+  if (a['langfuse.observation.type'] === 'generation') return langfuseUsage(a) ?? genAiUsage(a);
+  const operation = a['gen_ai.operation.name'];
+  if (operation !== undefined && !GEN_AI_INFERENCE.has(operation as string)) return undefined;
+  return genAiUsage(a);
+}
+
+type Attributes = Readonly<Record<string, unknown>>;
+
+/** The AI SDK's model calls; its other spans (`ai.generateText`, `ai.streamText`, ...) carry the sums of their steps. */
+const AI_SDK_MODEL_CALLS: ReadonlySet<string> = new Set([
+  'ai.generateText.doGenerate',
+  'ai.streamText.doStream',
+  'ai.generateObject.doGenerate',
+  'ai.streamObject.doStream',
+]);
+
+/** gen_ai operations that are one inference (semantic conventions: the model spans). */
+const GEN_AI_INFERENCE: ReadonlySet<string> = new Set(['chat', 'text_completion', 'generate_content']);
+
+function aiSdkUsage(a: Attributes): ModelUsage | undefined {
+  return usage(
+    tokens(a['ai.usage.inputTokens']) ?? tokens(a['ai.usage.promptTokens']) ?? tokens(a['gen_ai.usage.input_tokens']) ?? tokens(a['gen_ai.usage.prompt_tokens']),
+    tokens(a['ai.usage.outputTokens']) ?? tokens(a['ai.usage.completionTokens']) ?? tokens(a['gen_ai.usage.output_tokens']) ?? tokens(a['gen_ai.usage.completion_tokens']),
+    tokens(a['ai.usage.cachedInputTokens']) ?? tokens(a['ai.usage.inputTokenDetails.cacheReadTokens']),
+    nonEmpty(a['gen_ai.request.model']) ?? nonEmpty(a['ai.model.id']),
+    nonEmpty(a['ai.response.model']) ?? nonEmpty(a['gen_ai.response.model']),
+  );
+}
+
+function openInferenceUsage(a: Attributes): ModelUsage | undefined {
+  const model = nonEmpty(a['llm.model_name']);
+  return usage(
+    tokens(a['llm.token_count.prompt']),
+    tokens(a['llm.token_count.completion']),
+    tokens(a['llm.token_count.prompt_details.cache_read']),
+    model,
+    model,
+  );
+}
+
+function langfuseUsage(a: Attributes): ModelUsage | undefined {
+  const details = parseJsonObject(a['langfuse.observation.usage_details']);
+  if (details === undefined) return undefined;
+  const model = nonEmpty(a['langfuse.observation.model.name']);
+  return usage(
+    tokens(details['input']) ?? tokens(details['prompt_tokens']) ?? tokens(details['input_tokens']),
+    tokens(details['output']) ?? tokens(details['completion_tokens']) ?? tokens(details['output_tokens']),
+    undefined,
+    model ?? nonEmpty(a['gen_ai.request.model']),
+    model ?? nonEmpty(a['gen_ai.response.model']),
+  );
+}
+
+function genAiUsage(a: Attributes): ModelUsage | undefined {
+  const input = tokens(a['gen_ai.usage.input_tokens']) ?? tokens(a['gen_ai.usage.prompt_tokens']);
+  const output = tokens(a['gen_ai.usage.output_tokens']) ?? tokens(a['gen_ai.usage.completion_tokens']);
+  if (input === undefined && output === undefined) return undefined;
+  return usage(
+    input,
+    output,
+    tokens(a['gen_ai.usage.cache_read.input_tokens']) ?? tokens(a['gen_ai.usage.cache_read_input_tokens']),
+    nonEmpty(a['gen_ai.request.model']),
+    nonEmpty(a['gen_ai.response.model']),
+  );
+}
+
+function usage(
+  input: number | undefined,
+  output: number | undefined,
+  cacheRead: number | undefined,
+  requestModel: string | undefined,
+  responseModel: string | undefined,
+): ModelUsage | undefined {
+  if (input === undefined && output === undefined) return undefined;
+  const inputTokens = input ?? 0;
+  return {
+    input: inputTokens,
+    output: output ?? 0,
+    // a cache can only serve what was sent
+    cacheRead: Math.min(cacheRead ?? 0, inputTokens),
+    requestModel,
+    responseModel,
+  };
+}
+
+/** A token count: a non-negative number, or its decimal text (OTLP/JSON writes 64-bit integers as strings). */
+function tokens(v: unknown): number | undefined {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.length > 0 && v.length <= 20 ? Number(v) : typeof v === 'bigint' ? Number(v) : Number.NaN;
+  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined;
+}
