@@ -81,12 +81,14 @@ describe('collector-config/prometheus/loopwatch.rules.yml', () => {
     }
   });
 
-  it('pages only for critical stops: a relative spike and a high ratio warn, first loops inform', () => {
+  it('pages only for critical stops: a relative spike, a high ratio and loop spend warn, first loops inform', () => {
     expect(Object.fromEntries(alerts.map((a) => [a.alert, a.labels?.severity]))).toEqual({
       LoopwatchLoopRateSpike: 'warning',
       LoopwatchHighLoopsPerToolCall: 'warning',
       LoopwatchFirstLoopsForTemplate: 'info',
       LoopwatchCriticalLoopStops: 'critical',
+      LoopwatchLoopSpendHigh: 'warning',
+      LoopwatchLoopTokensHigh: 'warning',
     });
   });
 

@@ -149,7 +149,7 @@ describe.each(DASHBOARDS_UNDER_TEST.map((d) => [d.uid, d] as const))('dashboard 
 });
 
 /** Grafana's unit ids the panels use; dashboard-linter v0.1.1's panel-units-rule accepts exactly its list, which holds these. */
-const KNOWN_UNITS = new Set(['none', 'short', 'percent', 'percentunit', 'cpm', 'string', 'dateTimeFromNow']);
+const KNOWN_UNITS = new Set(['none', 'short', 'percent', 'percentunit', 'cpm', 'string', 'dateTimeFromNow', 'currencyUSD']);
 
 /** Every `metric{matchers}` selector in a query: the metric (or rule) name and its matchers. */
 function selectors(expr: string): { name: string; matchers: string }[] {
