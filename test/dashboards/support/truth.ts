@@ -79,9 +79,11 @@ export class Truth {
 
   private observations(metric: Metric, selection: Selection, withPrompt: boolean): Observation[] {
     const pass = (values: readonly string[] | undefined, v: string | undefined): boolean => values === undefined || (v !== undefined && values.includes(v));
-    // a loop's bill has no tool or kind: only the template selects it
+    // a loop's bill has no tool or kind: only the service and the template select it
     if (metric === 'loopTokens' || metric === 'loopCost') {
-      return (metric === 'loopTokens' ? this.loopTokens : this.loopCost).filter((o) => !withPrompt || pass(selection.prompt, o.labels[LABELS.prompt]));
+      return (metric === 'loopTokens' ? this.loopTokens : this.loopCost).filter(
+        (o) => pass(selection.service, o.labels[SOURCE_LABELS.service]) && (!withPrompt || pass(selection.prompt, o.labels[LABELS.prompt])),
+      );
     }
     const source = metric === 'calls' ? this.calls : this.detections;
     return source.filter(
