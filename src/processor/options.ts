@@ -2,6 +2,7 @@ import { defaultAdapters } from '../conventions/index.js';
 import type { MeterProvider } from '@opentelemetry/api';
 import type { ConventionAdapter } from '../conventions/types.js';
 import type { TraceLoopSummary } from '../cost/summary.js';
+import type { ToolLoopError } from '../errors.js';
 import { ConfigError, type ConfigIssue, type LoopwatchConfig } from '../detector/config.js';
 import type { LoopDetection } from '../detector/types.js';
 import type { LoopLoggerProvider } from '../otel/loop-logs.js';
@@ -16,6 +17,13 @@ export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
    * (`loop`, `afterDetection`: tokens, model calls, USD with `prices`). Contained like `onLoop`.
    */
   readonly onTraceEnd?: (summary: TraceLoopSummary) => unknown;
+  /**
+   * Called once per trace when a critical loop stops it (enforce mode), with the `ToolLoopError`
+   * the trace's `abortSignal()` aborts with. Contained: a throw or a rejection goes to diag, never
+   * to the app. Listeners on the signal itself run inside the tool span's `end()`, and Node reports
+   * one that throws as uncaught; stop the agent from here if that matters to you.
+   */
+  readonly onAbort?: (error: ToolLoopError, traceId: string) => unknown;
   /** Prompt template name for a tool span whose own attributes carry none (before ancestors). */
   readonly promptName?: (span: ReadableToolSpan) => string | undefined;
   /** Instrumentation dialects to read, in order (default: all built-in adapters). */
@@ -47,6 +55,7 @@ export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
 const PROCESSOR_KEY_SET = {
   onLoop: true,
   onTraceEnd: true,
+  onAbort: true,
   promptName: true,
   conventions: true,
   normalizeToolSpans: true,
@@ -63,6 +72,7 @@ export interface ResolvedProcessorOptions {
   readonly config: LoopwatchConfig;
   readonly onLoop: LoopDetectionSpanProcessorOptions['onLoop'];
   readonly onTraceEnd: LoopDetectionSpanProcessorOptions['onTraceEnd'];
+  readonly onAbort: LoopDetectionSpanProcessorOptions['onAbort'];
   readonly promptName: LoopDetectionSpanProcessorOptions['promptName'];
   readonly adapters: readonly ConventionAdapter[];
   readonly normalize: boolean;
@@ -100,6 +110,7 @@ export function resolveProcessorOptions(options: LoopDetectionSpanProcessorOptio
     config: config as LoopwatchConfig,
     onLoop: options.onLoop,
     onTraceEnd: options.onTraceEnd,
+    onAbort: options.onAbort,
     promptName: options.promptName,
     adapters: options.conventions ?? defaultAdapters,
     normalize: options.normalizeToolSpans ?? true,

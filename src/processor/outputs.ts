@@ -1,5 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import type { LoopDetection } from '../detector/types.js';
+import type { ToolLoopError } from '../errors.js';
 import { callContained, notifyContained } from '../otel/diag.js';
 import type { LoopLogs } from '../otel/loop-logs.js';
 import type { LoopMetrics } from '../otel/loop-metrics.js';
@@ -54,13 +55,20 @@ export function callbackOutput(onLoop: (detection: LoopDetection) => unknown): D
   };
 }
 
-/** A critical detection in `enforce` mode aborts the trace's `abortSignal()` with a `ToolLoopError`. */
-export const abortOutput: DetectionOutput = {
-  name: 'the abort',
-  write(d, site) {
-    if (d.level === 'critical' && d.mode === 'enforce') site.trace.stop(d);
-  },
-};
+/**
+ * A critical detection in `enforce` mode aborts the trace's `abortSignal()` with a `ToolLoopError`,
+ * and tells `onAbort` (once per trace), contained: a way to stop the agent that cannot crash it.
+ */
+export function abortOutput(onAbort: ((error: ToolLoopError, traceId: string) => unknown) | undefined): DetectionOutput {
+  return {
+    name: 'the abort',
+    write(d, site) {
+      if (d.level !== 'critical' || d.mode !== 'enforce') return;
+      const error = site.trace.stop(d);
+      if (error !== undefined && onAbort !== undefined) notifyContained('onAbort', () => onAbort(error, site.traceId));
+    },
+  };
+}
 
 /** `gen_ai.tool.loop.detections` through the Metrics API (the `meterProvider` option). */
 export function metricOutput(metrics: LoopMetrics): DetectionOutput {
@@ -74,6 +82,7 @@ export function logRecordOutput(logs: LoopLogs): DetectionOutput {
 
 export interface OutputSinks {
   readonly onLoop?: ((detection: LoopDetection) => unknown) | undefined;
+  readonly onAbort?: ((error: ToolLoopError, traceId: string) => unknown) | undefined;
   readonly metrics?: LoopMetrics | undefined;
   readonly logs?: LoopLogs | undefined;
 }
@@ -84,7 +93,7 @@ export function detectionOutputs(sinks: OutputSinks): readonly DetectionOutput[]
   if (sinks.metrics) outputs.push(metricOutput(sinks.metrics));
   if (sinks.logs) outputs.push(logRecordOutput(sinks.logs));
   if (sinks.onLoop) outputs.push(callbackOutput(sinks.onLoop));
-  outputs.push(abortOutput);
+  outputs.push(abortOutput(sinks.onAbort));
   return outputs;
 }
 

@@ -185,12 +185,18 @@ export class TraceState implements Touchable {
     return this.controller.signal;
   }
 
-  /** A critical loop: the trace's signal aborts with a `ToolLoopError` (once; a throwing abort listener is contained). */
-  stop(detection: LoopDetection): void {
-    if (this.stopped) return;
+  /**
+   * A critical loop: the trace's signal aborts with a `ToolLoopError`, once. Returns the error the
+   * first time, undefined after. An abort listener runs inside this call (within the tool span's
+   * `end()`); Node reports a listener that throws as uncaught whatever the caller does, which is
+   * why the processor offers `onAbort`, a callback it contains.
+   */
+  stop(detection: LoopDetection): ToolLoopError | undefined {
+    if (this.stopped) return undefined;
     const error = new ToolLoopError(detection);
     this.stopped = error;
     const controller = this.controller;
     if (controller) callContained('an abort listener', () => controller.abort(error), undefined);
+    return error;
   }
 }

@@ -42,3 +42,30 @@ describe('after shutdown', () => {
     expect(loops.trackedTraces).toBe(before);
   });
 });
+
+describe('onAbort', () => {
+  it('is told once per stopped trace with the ToolLoopError, and a throwing onAbort reaches neither the app nor the signal', async () => {
+    const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
+    const { trace, context } = await import('@opentelemetry/api');
+    const told: Array<[string, string]> = [];
+    const loops = new LoopDetectionSpanProcessor({
+      onAbort: (error, traceId) => {
+        told.push([error.name, traceId]);
+        throw new Error('onAbort exploded');
+      },
+    });
+    const provider = new BasicTracerProvider({ spanProcessors: [loops] });
+    const tracer = provider.getTracer('agent');
+    const agent = tracer.startSpan('invoke_agent support');
+    const ctx = trace.setSpan(context.active(), agent);
+    const signal = loops.abortSignal(agent);
+    for (let i = 0; i < 7; i++) {
+      const tool = tracer.startSpan('execute_tool search', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search', 'gen_ai.tool.call.arguments': '{"q":"x"}', 'gen_ai.tool.call.result': '{"hits":[]}' } }, ctx);
+      expect(() => tool.end()).not.toThrow();
+    }
+    agent.end();
+    await provider.shutdown();
+    expect(signal.aborted).toBe(true);
+    expect(told).toEqual([['ToolLoopError', agent.spanContext().traceId]]);
+  });
+});
