@@ -12,6 +12,8 @@ export interface CellInfo {
   readonly dir: string;
   readonly node: '20' | '22';
   readonly description: string;
+  /** The test file that drives this cell when it is not a shared-scenario cell (`loopwatchMatrix.suite`). */
+  readonly suite: string | undefined;
   /** Installed version of each dependency, read from the cell's node_modules. */
   installed(pkg: string): string;
 }
@@ -22,20 +24,21 @@ export function cells(): CellInfo[] {
     .sort()
     .map((name) => {
       const dir = join(MATRIX, name);
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { description: string; loopwatchMatrix: { node: '20' | '22' } };
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { description: string; loopwatchMatrix: { node: '20' | '22'; suite?: string } };
       return {
         name,
         dir,
         node: pkg.loopwatchMatrix.node,
         description: pkg.description,
+        suite: pkg.loopwatchMatrix.suite,
         installed: (p: string) => (JSON.parse(readFileSync(join(dir, 'node_modules', p, 'package.json'), 'utf8')) as { version: string }).version,
       };
     });
 }
 
 /** Installs what the cells need (see prepare.sh); slow only on a cold machine. */
-export function prepare(): { node22: string } {
-  execFileSync('bash', [join(MATRIX, 'prepare.sh')], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 900_000 });
+export function prepare(...only: string[]): { node22: string } {
+  execFileSync('bash', [join(MATRIX, 'prepare.sh'), ...only], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 900_000 });
   const node22 = execFileSync('bash', [join(REPO, 'scripts', 'setup', '30-node22.sh')], { encoding: 'utf8' }).trim();
   return { node22 };
 }
