@@ -108,7 +108,7 @@ export class ToolSpans {
     if (!tool) return undefined;
     if (atEnd) {
       // It joins and leaves the batch open under its parent at once, never the last to end.
-      const batch = state.openBatchOf(parentId);
+      const batch = state.joinEndedCall(parentId);
       return {
         adapter: tool,
         callIndex: ++state.nextCallIndex,

@@ -40,6 +40,13 @@ export interface StartedToolSpan {
 interface OpenBatch {
   readonly key: string;
   open: number;
+  /**
+   * A call of the batch has ended: the batch takes no new calls. The calls one model turn asked
+   * for start together, before any of them ends; a call that starts later belongs to a later turn,
+   * even while an earlier call is still running (a leaked or timed-out tool span would otherwise
+   * gather every later call into its batch, where repeats are not repetitions).
+   */
+  ended: boolean;
 }
 
 /** The key of the batch of tool calls made directly under the trace's (local) root. */
@@ -87,22 +94,25 @@ export class TraceState implements Touchable {
     const parent = parentId ?? ROOT_BATCHES;
     const batches = (this.batches ??= new SmallMap());
     const current = batches.get(parent);
-    if (current && current.open > 0) {
+    if (current && current.open > 0 && !current.ended) {
       current.open++;
       return current.key;
     }
-    const batch = { key: this.newBatchKey(), open: 1 };
+    const batch = { key: this.newBatchKey(), open: 1, ended: false };
     batches.set(parent, batch);
     return batch.key;
   }
 
   /**
    * For a call that starts and ends at once (it never stays open): the key of the batch open under
-   * `parentId`, which it joins and leaves, not the last to end; or undefined when none is open.
+   * `parentId`, which it joins and leaves, not the last to end (and, having ended, closes to new
+   * calls); or undefined when none takes calls.
    */
-  openBatchOf(parentId: string | undefined): string | undefined {
+  joinEndedCall(parentId: string | undefined): string | undefined {
     const batch = this.batches?.get(parentId ?? ROOT_BATCHES);
-    return batch !== undefined && batch.open > 0 ? batch.key : undefined;
+    if (batch === undefined || batch.open === 0 || batch.ended) return undefined;
+    batch.ended = true; // it has ended: the batch takes no new calls (see `OpenBatch.ended`)
+    return batch.key;
   }
 
   /** A batch of its own, for such a call when no batch is open (and for `joinBatch`). */
@@ -116,6 +126,7 @@ export class TraceState implements Touchable {
     const batch = this.batches?.get(parentId ?? ROOT_BATCHES);
     if (!batch || batch.key !== key) return true;
     batch.open = Math.max(0, batch.open - 1);
+    batch.ended = true;
     return batch.open === 0;
   }
 
