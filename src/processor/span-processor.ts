@@ -46,6 +46,14 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
    */
   private deferredSpan: WritableToolSpan | undefined;
   private deferredContext: Context | undefined;
+  /**
+   * The span the last `onStart` / `onEnding` / `onEnd` was about. A processor registered twice (the
+   * same instance listed twice, or added again) is called twice in a row for the same span: the
+   * second call is skipped, or every call would count twice.
+   */
+  private lastStarted: WritableToolSpan | undefined;
+  private lastEnding: WritableToolSpan | undefined;
+  private lastEnded: ReadableToolSpan | undefined;
   /** The SDK calls `onEnding`; until it does, `onEnd` looks at ending spans itself. */
   private endingSupported = false;
   private isShutdown = false;
@@ -115,7 +123,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   }
 
   onStart(span: WritableToolSpan, parentContext: Context): void {
-    if (this.isShutdown) return;
+    if (this.isShutdown || span === this.lastStarted) return;
+    this.lastStarted = span;
     try {
       this.startDeferred();
       this.deferredSpan = span;
@@ -135,7 +144,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
    */
   onEnding(span: WritableToolSpan): void {
     this.endingSupported = true;
-    if (this.isShutdown) return;
+    if (this.isShutdown || span === this.lastEnding) return;
+    this.lastEnding = span;
     try {
       const leaf = this.deferredSpan === span;
       const parentContext = this.deferredContext;
@@ -164,7 +174,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
 
   /** Without onEnding (SDK < 2.3), spans are looked at here, read-only: the event goes on the open parent. */
   onEnd(span: ReadableToolSpan): void {
-    if (this.endingSupported || this.isShutdown) return;
+    if (this.endingSupported || this.isShutdown || span === this.lastEnded) return;
+    this.lastEnded = span;
     try {
       this.startDeferred();
       this.end(span, this.spans.read(span), undefined, undefined);
@@ -180,6 +191,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   shutdown(): Promise<void> {
     this.isShutdown = true;
     this.deferredSpan = this.deferredContext = undefined;
+    this.lastStarted = this.lastEnding = this.lastEnded = undefined;
     this.traces.clear();
     return Promise.resolve();
   }
