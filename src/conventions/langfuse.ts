@@ -11,6 +11,7 @@ import {
   toolCallFields,
 } from './attributes.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
+import { ATTR_LOOP_MESSAGE, LOOP_EVENT_NAME } from '../otel/event-attributes.js';
 
 const TYPE = 'langfuse.observation.type';
 const PROMPT_KEYS = ['langfuse.observation.prompt.name', 'langfuse.prompt.name'];
@@ -58,5 +59,8 @@ export const langfuseAdapter: ConventionAdapter = {
 function levelError(span: SpanView): RawError | undefined {
   if (span.attributes[LEVEL] !== 'ERROR') return undefined;
   const message = stringAttr(span, STATUS_MESSAGE);
+  // loopwatch's own mark (the `langfuseObservations` option: its status message is the loop's):
+  // read back (scan, serve), it is no failure of the call.
+  if (message !== undefined && span.events?.some((e) => e.name === LOOP_EVENT_NAME && e.attributes?.[ATTR_LOOP_MESSAGE] === message) === true) return undefined;
   return message !== undefined ? { message } : {};
 }

@@ -24,6 +24,12 @@ export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
    * one that throws as uncaught; stop the agent from here if that matters to you.
    */
   readonly onAbort?: (error: ToolLoopError, traceId: string) => unknown;
+  /**
+   * Off by default. On, a looping tool span also gets Langfuse's `langfuse.observation.level`
+   * (WARNING, or ERROR when critical) and `langfuse.observation.status_message` (the detection's
+   * message), so Langfuse shows and filters the loop on the observation itself.
+   */
+  readonly langfuseObservations?: boolean;
   /** Prompt template name for a tool span whose own attributes carry none (before ancestors). */
   readonly promptName?: (span: ReadableToolSpan) => string | undefined;
   /** Instrumentation dialects to read, in order (default: all built-in adapters). */
@@ -56,6 +62,7 @@ const PROCESSOR_KEY_SET = {
   onLoop: true,
   onTraceEnd: true,
   onAbort: true,
+  langfuseObservations: true,
   promptName: true,
   conventions: true,
   normalizeToolSpans: true,
@@ -73,6 +80,7 @@ export interface ResolvedProcessorOptions {
   readonly onLoop: LoopDetectionSpanProcessorOptions['onLoop'];
   readonly onTraceEnd: LoopDetectionSpanProcessorOptions['onTraceEnd'];
   readonly onAbort: LoopDetectionSpanProcessorOptions['onAbort'];
+  readonly langfuseObservations: boolean;
   readonly promptName: LoopDetectionSpanProcessorOptions['promptName'];
   readonly adapters: readonly ConventionAdapter[];
   readonly normalize: boolean;
@@ -111,6 +119,7 @@ export function resolveProcessorOptions(options: LoopDetectionSpanProcessorOptio
     onLoop: options.onLoop,
     onTraceEnd: options.onTraceEnd,
     onAbort: options.onAbort,
+    langfuseObservations: options.langfuseObservations === true,
     promptName: options.promptName,
     adapters: options.conventions ?? defaultAdapters,
     normalize: options.normalizeToolSpans ?? true,

@@ -70,6 +70,27 @@ export function abortOutput(onAbort: ((error: ToolLoopError, traceId: string) =>
   };
 }
 
+/** Langfuse's observation attributes (OpenTelemetry ingestion): the level it shows and filters by, and the status message. */
+export const ATTR_LANGFUSE_OBSERVATION_LEVEL = 'langfuse.observation.level';
+export const ATTR_LANGFUSE_STATUS_MESSAGE = 'langfuse.observation.status_message';
+
+/**
+ * The `langfuseObservations` option: the looping tool span becomes a WARNING (warning) or ERROR
+ * (critical) observation in Langfuse, with the detection's message as its status message, so
+ * Langfuse users see loops where they look. Only ever raises the level the span already has.
+ */
+export const langfuseObservationOutput: DetectionOutput = {
+  name: 'the Langfuse observation level',
+  write(d, site) {
+    const span = site.span;
+    if (span === undefined) return;
+    const current = span.attributes[ATTR_LANGFUSE_OBSERVATION_LEVEL];
+    if (current === 'ERROR' || (current === 'WARNING' && d.level === 'warning')) return;
+    span.setAttribute(ATTR_LANGFUSE_OBSERVATION_LEVEL, d.level === 'critical' ? 'ERROR' : 'WARNING');
+    span.setAttribute(ATTR_LANGFUSE_STATUS_MESSAGE, d.message);
+  },
+};
+
 /** `gen_ai.tool.loop.detections` through the Metrics API (the `meterProvider` option). */
 export function metricOutput(metrics: LoopMetrics): DetectionOutput {
   return { name: 'the detection counter', write: (d) => metrics.recordDetection(d) };
@@ -85,6 +106,7 @@ export interface OutputSinks {
   readonly onAbort?: ((error: ToolLoopError, traceId: string) => unknown) | undefined;
   readonly metrics?: LoopMetrics | undefined;
   readonly logs?: LoopLogs | undefined;
+  readonly langfuseObservations?: boolean;
 }
 
 /** The outputs in their order: event, counter, log record, callback, and the abort last. */
@@ -92,6 +114,7 @@ export function detectionOutputs(sinks: OutputSinks): readonly DetectionOutput[]
   const outputs: DetectionOutput[] = [spanEventOutput];
   if (sinks.metrics) outputs.push(metricOutput(sinks.metrics));
   if (sinks.logs) outputs.push(logRecordOutput(sinks.logs));
+  if (sinks.langfuseObservations === true) outputs.push(langfuseObservationOutput);
   if (sinks.onLoop) outputs.push(callbackOutput(sinks.onLoop));
   outputs.push(abortOutput(sinks.onAbort));
   return outputs;

@@ -90,7 +90,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       onToolCall: metrics ? (tool, prompt) => metrics.recordToolCall(tool, prompt) : undefined,
       onTraceEnd: (state, root) => this.spend.traceEnded(state, root),
     });
-    this.outputs = detectionOutputs({ onLoop: o.onLoop, onAbort: o.onAbort, metrics, logs });
+    this.outputs = detectionOutputs({ onLoop: o.onLoop, onAbort: o.onAbort, metrics, logs, langfuseObservations: o.langfuseObservations });
     this.preview = o.preview;
   }
 
