@@ -129,8 +129,12 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       this.startDeferred();
       this.deferredSpan = span;
       this.deferredContext = parentContext;
-      // Without onEnding (SDK < 2.3) a span is read-only by the time it ends: its start can't wait.
-      if (!this.endingSupported) this.startDeferred();
+      // Without onEnding (SDK < 2.3) a span is read-only by the time it ends: its start can't wait,
+      // and its parent is remembered in case it becomes a tool call only at its end.
+      if (!this.endingSupported) {
+        this.spans.rememberParent(span, parentContext);
+        this.startDeferred();
+      }
     } catch (e) {
       reportContained('onStart', e);
     }

@@ -49,6 +49,12 @@ export class ToolSpans {
   private readonly normalize: boolean;
   private readonly onToolCall: ToolSpanOptions['onToolCall'];
   private readonly onTraceEnd: ToolSpanOptions['onTraceEnd'];
+  /**
+   * SDKs without `onEnding` only: the parent context of every span at its start, for a span that
+   * becomes a tool call only at its end (Traceloop names its tool spans after they start), whose
+   * event then goes on the still-open parent. A WeakMap: gone with the span.
+   */
+  private parentsAtStart: WeakMap<ReadableToolSpan, Context> | undefined;
   /** Told once: a tool span with no parent (see `ended`). */
   private parentlessSaid = false;
 
@@ -62,6 +68,11 @@ export class ToolSpans {
     this.normalize = options.normalize;
     this.onToolCall = options.onToolCall;
     this.onTraceEnd = options.onTraceEnd;
+  }
+
+  /** On SDKs without `onEnding`: remembers where the span started (see `parentsAtStart`). */
+  rememberParent(span: ReadableToolSpan, parentContext: Context): void {
+    (this.parentsAtStart ??= new WeakMap()).set(span, parentContext);
   }
 
   /** What the adapters say about the span now; undefined when none can claim or name it (most spans). */
@@ -147,7 +158,7 @@ export class ToolSpans {
       const adapter = reading?.claim();
       if (adapter === undefined) return undefined;
       state ??= this.traces.getOrCreate(traceId, () => new TraceState());
-      start = { adapter, callIndex: ++state.nextCallIndex, batch: `solo:${spanId}`, batchComplete: true, parentId: parentIdOf(span), parentContext: undefined, inherited: undefined };
+      start = { adapter, callIndex: ++state.nextCallIndex, batch: `solo:${spanId}`, batchComplete: true, parentId: parentIdOf(span), parentContext: this.parentsAtStart?.get(span), inherited: undefined };
     }
     if (state === undefined) return undefined; // (a start record without its trace: dropped meanwhile)
     const batchComplete = start.batchComplete ?? state.leaveBatch(start.parentId, start.batch);
