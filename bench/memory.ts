@@ -1,5 +1,6 @@
 import { ROOT_CONTEXT, trace, type Span, type Tracer } from '@opentelemetry/api';
 import type { LoopDetectionSpanProcessorOptions } from '../dist/index.js';
+import { jsonOfSize } from './support/payloads.js';
 import { pipeline } from './support/pipeline.js';
 import { bytes, type Figure } from './support/report.js';
 
@@ -44,48 +45,156 @@ function activeRun(tracer: Tracer, i: number, calls: number): Span {
 
 /** Heap held by loopwatch for `traces` active traces of `calls` calls each (bytes, total). */
 async function heldFor(traces: number, calls: number, options: LoopDetectionSpanProcessorOptions = {}, repeats = 2): Promise<{ total: number; tracked: number }> {
-  const measure = async (withLoops: boolean): Promise<{ heap: number; tracked: number }> => {
-    const p = pipeline(withLoops, options, 1 << 20);
+  const r = await held((tracer, i) => activeRun(tracer, i, calls), traces, options, repeats);
+  return { total: r.heap, tracked: r.tracked };
+}
+
+/** An agent run of realistic payloads in progress: `tools(k)` names the k-th of 5 calls, 1 KB JSON arguments and results. */
+function realisticRun(tools: (k: number) => string): (tracer: Tracer, i: number) => Span {
+  return (tracer, i) => {
+    const root = tracer.startSpan('invoke_agent support-bot', { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support-bot', 'gen_ai.prompt.name': `support-v${i % 3}` } }, ROOT_CONTEXT);
+    const ctx = trace.setSpan(ROOT_CONTEXT, root);
+    for (let k = 0; k < 5; k++) {
+      // text of its own for every call, as each span's attributes are
+      const t = tracer.startSpan(`execute_tool ${tools(k)}`, { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tools(k), 'gen_ai.tool.call.arguments': jsonOfSize(1024, i * 5 + k, 'args') } }, ctx);
+      t.setAttribute('gen_ai.tool.call.result', jsonOfSize(1024, i * 5 + k, 'result'));
+      t.end();
+    }
+    return root;
+  };
+}
+
+interface Held {
+  /** Heap with loopwatch − without, after full collections (bytes). */
+  readonly heap: number;
+  /** Resident set with loopwatch − without (bytes): what the process asked the system for. */
+  readonly rss: number;
+  readonly tracked: number;
+}
+
+/**
+ * Heap and RSS held by loopwatch while `traces` runs of `run` are open (their roots not ended,
+ * their other spans exported), over the same pipeline without loopwatch: each measured in turn,
+ * `repeats` times, the smaller difference kept.
+ */
+async function held(run: (tracer: Tracer, i: number) => Span, traces: number, options: LoopDetectionSpanProcessorOptions = {}, repeats = 2, spanLimits?: { attributeValueLengthLimit: number }): Promise<Held> {
+  const measure = async (withLoops: boolean): Promise<{ heap: number; rss: number; tracked: number }> => {
+    const p = pipeline(withLoops, options, 1 << 20, spanLimits);
+    const heapBefore = heapAfterGc();
+    const rssBefore = process.memoryUsage().rss;
     const roots: Span[] = [];
     for (let i = 0; i < traces; i++) {
-      roots.push(activeRun(p.tracer, i, calls));
+      roots.push(run(p.tracer, i));
       if (i % 2_000 === 1_999) await p.flush(); // the batch processor's queue, emptied as it would be
     }
     await p.flush();
-    const heap = heapAfterGc();
+    const heap = heapAfterGc() - heapBefore;
+    const rss = process.memoryUsage().rss - rssBefore;
     const tracked = p.loops?.trackedTraces ?? 0;
     for (const r of roots) r.end();
     await p.shutdown();
-    return { heap, tracked };
+    return { heap, rss, tracked };
   };
-  // the same work with and without loopwatch, twice each, alternating; the smaller difference
-  const runs: number[] = [];
+  const heaps: number[] = [];
+  const rsss: number[] = [];
   let tracked = 0;
   for (let k = 0; k < repeats; k++) {
     const bare = await measure(false);
     const loops = await measure(true);
     tracked = loops.tracked;
-    runs.push(loops.heap - bare.heap);
+    heaps.push(loops.heap - bare.heap);
+    rsss.push(loops.rss - bare.rss);
   }
-  return { total: Math.min(...runs), tracked };
+  return { heap: Math.min(...heaps), rss: Math.min(...rsss), tracked };
+}
+
+/**
+ * Issue 19's cases: results cut by the SDK's attribute limit (a cut string can keep its whole
+ * original alive), and long tool names (caches that keep names).
+ */
+async function retentionFigures(quick: boolean): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  const traces = quick ? 10 : 100;
+  const mb = 1 << 20;
+  const truncated = await held(
+    (tracer, i) => {
+      const root = tracer.startSpan('invoke_agent bot', { attributes: { 'gen_ai.operation.name': 'invoke_agent' } }, ROOT_CONTEXT);
+      const ctx = trace.setSpan(ROOT_CONTEXT, root);
+      for (let k = 0; k < 15; k++) {
+        const t = tracer.startSpan(`execute_tool tool_${k}`, { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': `tool_${k}`, 'gen_ai.tool.call.arguments': `{"q":"${i}-${k}"}` } }, ctx);
+        t.setAttribute('gen_ai.tool.call.result', `{"rows":"${String(i * 100 + k).padStart(6, '0')}${'x'.repeat(mb)}"}`);
+        t.end();
+      }
+      return root;
+    },
+    traces,
+    {},
+    1,
+    { attributeValueLengthLimit: 1_000 },
+  );
+  figures.push({
+    section: 'memory',
+    name: `attributeValueLengthLimit 1 000: ${traces} open traces × 15 first calls with 1 MB results`,
+    value: `heap +${bytes(truncated.heap)}, RSS +${bytes(truncated.rss)}`,
+    note: 'heap after GC and resident set, with − without loopwatch, roots open, the tool spans exported',
+  });
+  const names = quick ? 256 : 4_096;
+  const nameBytes = 256 * 1024;
+  const longNames = await held(
+    (tracer, i) => {
+      const root = tracer.startSpan('invoke_agent bot', { attributes: { 'gen_ai.operation.name': 'invoke_agent' } }, ROOT_CONTEXT);
+      const ctx = trace.setSpan(ROOT_CONTEXT, root);
+      const name = `${String(i).padStart(5, '0')}${'t'.repeat(nameBytes)}`;
+      for (let k = 0; k < 2; k++) {
+        const t = tracer.startSpan('execute_tool', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'gen_ai.tool.call.arguments': `{"q":${k}}` } }, ctx);
+        t.setAttribute('gen_ai.tool.call.result', `"r${k}"`);
+        t.end();
+      }
+      root.end();
+      return root;
+    },
+    names,
+    {},
+    1,
+  );
+  figures.push({
+    section: 'memory',
+    name: `${names.toLocaleString('en')} distinct 256 KB tool names, two calls each (traces ended)`,
+    value: `heap +${bytes(longNames.heap)}, RSS +${bytes(longNames.rss)}`,
+    note: 'heap after GC and resident set, with − without loopwatch',
+  });
+  return figures;
 }
 
 export async function memoryFigures(options: { quick: boolean }): Promise<Figure[]> {
   if (!gc) return [{ section: 'memory', name: 'memory', value: 'skipped: run node with --expose-gc', met: false }];
   const n = options.quick ? 500 : 10_000;
   const figures: Figure[] = [];
-  for (const calls of (process.env.CALLS ? [Number(process.env.CALLS)] : [1, 5, 32])) {
+  for (const calls of [1, 5, 32]) {
     const { total } = await heldFor(n, calls);
-    const per = total / n;
     figures.push({
       section: 'memory',
-      name: `per active trace at defaults (root open, ${calls} tool call${calls === 1 ? '' : 's'} done)`,
-      value: bytes(per),
-      ...(calls === 5 ? { target: `≤ ${bytes(PER_TRACE_TARGET)}`, met: per <= PER_TRACE_TARGET } : {}),
+      name: `per active trace at defaults (root open, ${calls} tool call${calls === 1 ? '' : 's'} done, ~40 B arguments and results)`,
+      value: bytes(total / n),
       note: `heap with − without loopwatch over ${n.toLocaleString('en')} traces`,
     });
   }
-  if (process.env.CALLS) return figures;
+  for (const [shape, tools] of [
+    ['the agent mix (search_orders × 4, get_order)', (k: number) => (k < 4 ? 'search_orders' : 'get_order')],
+    ['5 distinct tools', (k: number) => `tool_${k}`],
+  ] as const) {
+    const r = await held(realisticRun(tools), n);
+    const per = r.heap / n;
+    figures.push({
+      section: 'memory',
+      name: `per active trace, ${shape}: root open, 5 calls with 1 KB JSON arguments and results`,
+      value: bytes(per),
+      target: `≤ ${bytes(PER_TRACE_TARGET)}`,
+      met: per <= PER_TRACE_TARGET,
+      note: `heap with − without loopwatch over ${n.toLocaleString('en')} traces (RSS +${bytes(r.rss / n)} each)`,
+    });
+  }
+  figures.push(...(await retentionFigures(options.quick)));
   const many = options.quick ? 5_000 : 100_000;
   const capped = await heldFor(many, 5, {}, 1);
   figures.push({

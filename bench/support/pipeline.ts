@@ -39,13 +39,13 @@ class IdleProcessor implements SpanProcessor {
 }
 
 /** `true`: loopwatch ahead of the batch processor; `'idle'`: a processor that does nothing there. */
-export function pipeline(withLoopwatch: boolean | 'idle', options: LoopDetectionSpanProcessorOptions = {}, queue = 1 << 16): Pipeline {
+export function pipeline(withLoopwatch: boolean | 'idle', options: LoopDetectionSpanProcessorOptions = {}, queue = 1 << 16, spanLimits?: { attributeValueLengthLimit: number }): Pipeline {
   const exporter = new NoopExporter();
   const loops = withLoopwatch === true ? new LoopDetectionSpanProcessor(options) : undefined;
   const batch = new BatchSpanProcessor(exporter, { maxQueueSize: queue, maxExportBatchSize: 512, scheduledDelayMillis: 60_000 });
   const first = loops ? (loops as unknown as SpanProcessor) : withLoopwatch === 'idle' ? new IdleProcessor() : undefined;
   const processors: SpanProcessor[] = first ? [first, batch] : [batch];
-  const provider = new BasicTracerProvider({ spanProcessors: processors });
+  const provider = new BasicTracerProvider({ spanProcessors: processors, ...(spanLimits ? { spanLimits } : {}) });
   return {
     tracer: provider.getTracer('loopwatch-bench', '1.0.0'),
     loops,

@@ -1,47 +1,42 @@
 import type { LoopEngine } from './engine.js';
+import { MAX_RETAINED_NAME } from './retained-name.js';
 import { buildToolCall, type NoteReporter, type ProblemReporter, type RawToolCall } from './tool-call.js';
 import type { TraceDetector } from './trace-detector.js';
-import type { LoopDetection } from './types.js';
+import type { LoopDetection, ToolCall } from './types.js';
 
-/** Raw text held per trace while waiting, at most (beyond it the trace is evaluated eagerly). */
-export const MAX_DEFERRED_CHARS = 16 * 1024;
-const MAX_DEFERRED_CALLS = 16;
+/**
+ * Calls held per trace at most while waiting (beyond it the trace is evaluated eagerly): a held
+ * call takes about a quarter of what a call history does, so beyond three the history is smaller
+ * (bench: memory per active trace, 5 distinct tools).
+ */
+const MAX_DEFERRED_CALLS = 3;
 const NONE: LoopDetection[] = [];
 
 /** A waiting call, in a list in call order (a list: most traces hold one, and an array costs more). */
 interface Deferred {
-  readonly raw: RawToolCall;
+  readonly call: ToolCall;
   readonly batchComplete: boolean;
   next: Deferred | undefined;
 }
 
-function textLength(v: unknown): number | undefined {
-  if (v === undefined) return 0;
-  return typeof v === 'string' ? v.length : undefined;
-}
-
 /**
- * The engine for one trace, with the work for each tool's first call put off until it matters
- * (bench: realistic mix, 17 %).
+ * The engine for one trace, with its history made only when it can matter.
  *
  * While every call of a trace went to a different tool, no rule can fire: each needs two calls of
- * one tool (and a cycle, a repeated step), provided no threshold is below 2. So those calls wait
- * as they are: tool name, times and references to their argument and result strings (immutable,
- * and held by the span until export anyway). The first time a tool name comes back, the waiting
- * calls are fingerprinted and recorded in their order, then the new one, and the trace is
- * evaluated eagerly from then on. The engine sees exactly the sequence it would have seen, so the
- * detections are the same; most traces never call a tool twice and never pay for a fingerprint
- * or a call history at all.
- *
- * Structured (object) values are not held, since an app could change them after the span ended;
- * they make the trace eager, as do calls beyond `MAX_DEFERRED_CHARS` of held text.
+ * one tool (and a cycle, a repeated step), provided no threshold is below 2. So those calls wait,
+ * fingerprinted (a call is reduced to hashes at once: its argument and result text is never held,
+ * however long the trace stays open, and a string the SDK cut from a longer one cannot keep the
+ * original alive). The first time a tool name comes back, the waiting calls are recorded in their
+ * order, then the new one, and the trace is evaluated eagerly from then on. The engine sees
+ * exactly the sequence it would have seen, so the detections are the same; a trace that never
+ * calls a tool twice never pays for a call history: 5 % of the single-tool mix in the bench
+ * (lifecycle, "single-tool mix"), and half the memory of a one-call trace.
  */
 export class DeferredTrace {
   private detector: TraceDetector | undefined;
   private first: Deferred | undefined;
   private last: Deferred | undefined;
   private waitingCalls = 0;
-  private waitingChars = 0;
 
   constructor(
     private readonly engine: LoopEngine,
@@ -50,43 +45,37 @@ export class DeferredTrace {
     private readonly onNote?: NoteReporter,
   ) {}
 
-  /** Calls waiting to be fingerprinted (0 once the trace is evaluated eagerly). */
+  /** Calls waiting to be recorded (0 once the trace is evaluated eagerly). */
   get deferred(): number {
     return this.waitingCalls;
   }
 
-  /** Characters of argument and result text held for waiting calls. */
-  get heldChars(): number {
-    return this.waitingChars;
-  }
-
   record(raw: RawToolCall, batchComplete: boolean): LoopDetection[] {
+    const call = buildToolCall(this.engine, raw, this.onProblem, this.onNote);
     let detector = this.detector;
     let early: LoopDetection[] | undefined;
     if (detector === undefined) {
-      if (this.wait(raw, batchComplete)) return NONE;
+      if (this.wait(call, batchComplete)) return NONE;
       detector = this.engine.createTrace(this.traceId);
       this.detector = detector;
       early = this.replayWaiting(detector);
     }
-    const found = detector.record(buildToolCall(this.engine, raw, this.onProblem, this.onNote), batchComplete);
+    const found = detector.record(call, batchComplete);
     return early !== undefined && early.length > 0 ? [...early, ...found] : found;
   }
 
   /** Holds the call if nothing can be found yet; false when the trace must be evaluated now. */
-  private wait(raw: RawToolCall, batchComplete: boolean): boolean {
-    const args = textLength(raw.arguments);
-    const result = textLength(raw.error ? undefined : raw.result);
-    if (args === undefined || result === undefined) return false;
-    if (this.engine.policies.get(raw.toolName).minCallThreshold < 2) return false;
-    if (this.waitingCalls >= MAX_DEFERRED_CALLS || this.waitingChars + args + result > MAX_DEFERRED_CHARS) return false;
-    for (let w = this.first; w !== undefined; w = w.next) if (w.raw.toolName === raw.toolName) return false;
-    const call: Deferred = { raw, batchComplete, next: undefined };
-    if (this.last === undefined) this.first = call;
-    else this.last.next = call;
-    this.last = call;
+  private wait(call: ToolCall, batchComplete: boolean): boolean {
+    // a held call keeps its tool's name: a long one is not worth holding (see `retainedName`)
+    if (call.toolName.length > MAX_RETAINED_NAME) return false;
+    if (this.engine.policies.get(call.toolName).minCallThreshold < 2) return false;
+    if (this.waitingCalls >= MAX_DEFERRED_CALLS) return false;
+    for (let w = this.first; w !== undefined; w = w.next) if (w.call.toolName === call.toolName) return false;
+    const held: Deferred = { call, batchComplete, next: undefined };
+    if (this.last === undefined) this.first = held;
+    else this.last.next = held;
+    this.last = held;
     this.waitingCalls++;
-    this.waitingChars += args + result;
     return true;
   }
 
@@ -98,10 +87,9 @@ export class DeferredTrace {
     const first = this.first;
     this.first = this.last = undefined;
     this.waitingCalls = 0;
-    this.waitingChars = 0;
     let early: LoopDetection[] | undefined;
     for (let w = first; w !== undefined; w = w.next) {
-      const found = detector.record(buildToolCall(this.engine, w.raw, this.onProblem, this.onNote), w.batchComplete);
+      const found = detector.record(w.call, w.batchComplete);
       if (found.length > 0) (early ??= []).push(...found);
     }
     return early;

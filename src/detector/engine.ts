@@ -1,10 +1,12 @@
 import { combine, hashString, type Hash } from '../fingerprint/hash.js';
 import { resolveConfig, type LoopwatchConfig, type ResolvedConfig } from './config.js';
 import { ToolPolicies } from './policy.js';
+import { retainedName } from './retained-name.js';
 import { TraceDetector, type SharedDetection } from './trace-detector.js';
 
 const TOOL_TAG = 0x7001;
 const AGENT_TAG = 0x7002;
+/** Tool names kept for messages: at most 4 096 of at most `MAX_RETAINED_NAME` characters (1 Mi characters). */
 const MAX_TOOL_NAMES = 4096;
 
 /**
@@ -29,7 +31,7 @@ export class LoopEngine implements SharedDetection {
   /** Tool identity used in histories and fingerprints: stable across processes and runs. */
   toolHash(name: string): Hash {
     const h = hashString(name, TOOL_TAG);
-    if (this.names.size < MAX_TOOL_NAMES && !this.names.has(h)) this.names.set(h, name);
+    if (this.names.size < MAX_TOOL_NAMES && !this.names.has(h)) this.names.set(h, retainedName(name));
     return h;
   }
 
@@ -40,7 +42,7 @@ export class LoopEngine implements SharedDetection {
    */
   agentToolHash(name: string, agent: string): Hash {
     const h = combine(this.toolHash(name), hashString(agent, AGENT_TAG));
-    if (this.names.size < MAX_TOOL_NAMES && !this.names.has(h)) this.names.set(h, name);
+    if (this.names.size < MAX_TOOL_NAMES && !this.names.has(h)) this.names.set(h, retainedName(name));
     return h;
   }
 

@@ -10,6 +10,7 @@ export interface AppliedRule {
   readonly rule: CallRule;
   readonly thresholds: Thresholds;
 }
+import { MAX_RETAINED_NAME } from './retained-name.js';
 
 /** Everything the engine needs to know about one tool name, resolved once and cached. */
 export interface ToolPolicy {
@@ -64,9 +65,13 @@ export class ToolPolicies {
     let policy = this.cache.get(toolName);
     if (!policy) {
       policy = this.resolve(toolName);
-      // Tool names come from spans: an unbounded set in theory, a few dozen in practice.
-      if (this.cache.size >= MAX_CACHED) this.cache.clear();
-      this.cache.set(toolName, policy);
+      // Tool names come from spans: an unbounded set in theory, a few dozen in practice. The cache
+      // holds at most 2 048 names of at most `MAX_RETAINED_NAME` characters; a longer name is
+      // resolved on each call.
+      if (toolName.length <= MAX_RETAINED_NAME) {
+        if (this.cache.size >= MAX_CACHED) this.cache.clear();
+        this.cache.set(toolName, policy);
+      }
     }
     return policy;
   }

@@ -14,6 +14,7 @@ import { LoopSpend } from './loop-spend.js';
 import { ToolSpans, type EndedToolCall } from './tool-spans.js';
 import { TraceState, type StartedToolSpan } from './trace-state.js';
 import { TraceStore } from './trace-store.js';
+import { hashString } from '../fingerprint/hash.js';
 
 const NONE: readonly LoopDetection[] = [];
 
@@ -65,7 +66,8 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
    * flood the log.
    */
   private readonly reportNote = (message: string, note: number): void => {
-    const key = `${note}:${message}`;
+    // the hash of the message, not the message: it names the tool, and a tool name can be long
+    const key = hashString(message, note);
     if (this.noted.has(key)) {
       log.debug(message);
       return;
@@ -74,7 +76,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     this.noted.add(key);
     log.warn(message);
   };
-  private readonly noted = new Set<string>();
+  private readonly noted = new Set<number>();
 
   constructor(options: LoopDetectionSpanProcessorOptions = {}) {
     const o = resolveProcessorOptions(options);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LoopwatchConfig } from '../../src/detector/config.js';
-import { DeferredTrace, MAX_DEFERRED_CHARS } from '../../src/detector/deferred-trace.js';
+import { DeferredTrace } from '../../src/detector/deferred-trace.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { buildToolCall, type RawToolCall } from '../../src/detector/tool-call.js';
 import type { LoopDetection } from '../../src/detector/types.js';
@@ -88,20 +88,28 @@ describe('DeferredTrace', () => {
     trace.record(at(1, 'a'), true);
     trace.record(at(2, 'b'), true);
     expect(trace.deferred).toBe(2);
-    expect(trace.heldChars).toBe(2 * ('{"q":"x"}'.length + '"r"'.length));
     trace.record(at(3, 'a'), true);
     expect(trace.deferred).toBe(0);
-    expect(trace.heldChars).toBe(0);
   });
 
-  it('is eager for structured values, for thresholds below 2 and beyond the held-text budget', () => {
+  it('fingerprints a waiting call at once: a structured value changed after the call does not change its evidence', () => {
     const engine = new LoopEngine();
-    const structured = new DeferredTrace(engine, 't');
-    structured.record({ toolName: 'a', arguments: { q: 1 }, startTime: 0, endTime: 1, batch: 'b', callIndex: 1 }, true);
-    expect(structured.deferred).toBe(0);
-    const big = new DeferredTrace(engine, 't');
-    big.record({ toolName: 'a', arguments: 'x'.repeat(MAX_DEFERRED_CHARS + 1), startTime: 0, endTime: 1, batch: 'b', callIndex: 1 }, true);
-    expect(big.deferred).toBe(0);
+    const deferred = new DeferredTrace(engine, 't');
+    const eager = engine.createTrace('t');
+    const args = { q: 'x' };
+    const call = (i: number): RawToolCall => ({ toolName: 'a', arguments: args, result: '"same"', startTime: i * 1000, endTime: i * 1000 + 5, batch: `b${i}`, callIndex: i });
+    const first = call(1);
+    expect(deferred.record(first, true)).toEqual([]);
+    eager.record(buildToolCall(engine, first), true);
+    expect(deferred.deferred).toBe(1);
+    // the app reuses its object for the next call's arguments
+    args.q = 'y';
+    const found = [2, 3].flatMap((i) => deferred.record(call(i), true).map(key));
+    const expected = [2, 3].flatMap((i) => eager.record(buildToolCall(engine, call(i)), true).map(key));
+    expect(found).toEqual(expected);
+  });
+
+  it('is eager for thresholds below 2', () => {
     const eagerConfig = new DeferredTrace(new LoopEngine({ thresholds: { unknownTool: { warning: 1, critical: 2 } } }), 't');
     eagerConfig.record({ toolName: 'a', arguments: '{}', startTime: 0, endTime: 1, batch: 'b', callIndex: 1 }, true);
     expect(eagerConfig.deferred).toBe(0);
