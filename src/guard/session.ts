@@ -27,6 +27,12 @@ export class GuardSession {
   private readonly inFlight = new Map<string, number>();
   private autoBatch: string | undefined;
   private autoBatchFresh = false;
+  /**
+   * A call of the current automatic batch has finished: a call that starts after it belongs to a
+   * later step, even while another call of the batch still runs (a call that hangs, which the app
+   * timed out, would otherwise gather every later call into its batch, where repeats do not count).
+   */
+  private autoBatchEnded = false;
   private batchSeq = 0;
   /** Report keys already used, so that a loop the call keeps continuing is reported once, not per call. */
   private readonly reported = new Set<string>();
@@ -46,9 +52,10 @@ export class GuardSession {
    */
   batchFor(explicit: string | undefined): string {
     if (explicit !== undefined) return `b:${explicit}`;
-    if (this.autoBatch === undefined || (!this.autoBatchFresh && this.running(this.autoBatch) === 0)) {
+    if (this.autoBatch === undefined || (!this.autoBatchFresh && (this.autoBatchEnded || this.running(this.autoBatch) === 0))) {
       this.autoBatch = `auto:${this.batchSeq++}`;
       this.autoBatchFresh = true;
+      this.autoBatchEnded = false;
       queueMicrotask(() => {
         this.autoBatchFresh = false;
       });
@@ -67,6 +74,7 @@ export class GuardSession {
   /** A call of `batch` finished; true when none of its batch is still running. */
   leave(batch: string): boolean {
     const n = Math.max(0, this.running(batch) - 1);
+    if (batch === this.autoBatch) this.autoBatchEnded = true;
     if (n === 0) {
       this.inFlight.delete(batch);
       // A call that finished before the next one started was not parallel to it.
