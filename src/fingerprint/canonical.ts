@@ -1,39 +1,15 @@
-import { Char, isAsciiLetter, isDigit, isSpace } from './chars.js';
-import { JsonTextHasher, OK, UNSUPPORTED, type LeafHasher } from './json-text.js';
-import { chainA, chainB, digest, finish, member, number, pack, seedA, seedB, text, textOf, K_EVEN, K_ODD, type LanePair } from './lanes.js';
+import { JsonTextHasher, OK, UNSUPPORTED } from './json-text.js';
+import { chainA, chainB, digest, finish, member, number, pack, seedA, seedB, text, textOf, type LanePair } from './lanes.js';
 import type { Hash } from './hash.js';
-import {
-  L_CYCLE,
-  L_FALSE,
-  L_NULL,
-  L_TRUE,
-  L_TRUNCATED,
-  L_VOLATILE,
-  MAX_DEPTH,
-  MAX_JSON_TEXT,
-  MAX_NODES,
-  NOTE_CYCLE,
-  NOTE_DEPTH,
-  NOTE_HUGE_TEXT,
-  NOTE_MALFORMED_JSON,
-  NOTE_NODES,
-  TAG_ARRAY,
-  TAG_BIGINT,
-  TAG_BYTES,
-  TAG_KEY,
-  TAG_NUMBER,
-  TAG_OBJECT,
-  TAG_OTHER,
-  TAG_SET,
-  TAG_STRING,
-} from './tags.js';
+import { Cap, Note, Tag, L_CYCLE, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, L_VOLATILE } from './tags.js';
+import { isSpace, ResultText } from './result-text.js';
 import { UnitBuffers, type Units } from './units.js';
 import {
   isNowTimestampNumber,
   isNowTimestampRange,
   isAcknowledgementRange,
   isStatusWordRange,
-  mayHoldVolatile,
+  MAX_STATUS_WORD_LENGTH,
   normalizeKey,
   resultTextPattern,
   volatileKeyMatcher,
@@ -75,12 +51,14 @@ export interface Fingerprint {
 
 const PLACEHOLDER = 0x1;
 
+
+
 /**
  * Walks one value. Every method leaves the node's hash in `ha`/`hb` (see `lanes.ts`); the
  * JSON-text hasher calls back into the leaf methods, so both paths share one definition of
  * every leaf. Walkers are pooled (`fingerprint` below): their buffers are reused.
  */
-export class Walker implements LeafHasher {
+export class Walker implements LanePair {
   ha = 0;
   hb = 0;
   nodes = 0;
@@ -97,11 +75,8 @@ export class Walker implements LeafHasher {
   private readonly json: JsonTextHasher[] = [];
   /** The next free nesting level. */
   level = 0;
-  /** Result text in progress: lanes and length of the collapsed text (see `resultText`). */
-  private ta = 0;
-  private tb = 0;
-  private tn = 0;
-  private pendingSpace = false;
+  /** Result text in progress (see `resultText`). */
+  private readonly text = new ResultText();
 
   /** Drops references to the caller's objects (after an exception the path may still hold some). */
   release(): void {
@@ -126,8 +101,8 @@ export class Walker implements LeafHasher {
   }
 
   value(v: unknown, depth: number): void {
-    if (++this.nodes > MAX_NODES) {
-      this.notes |= NOTE_NODES;
+    if (++this.nodes > Cap.Nodes) {
+      this.notes |= Note.Nodes;
       this.set(L_TRUNCATED);
       return;
     }
@@ -143,7 +118,7 @@ export class Walker implements LeafHasher {
         return;
       case 'bigint':
         this.informative++;
-        textOf(this, TAG_BIGINT, v.toString());
+        textOf(this, Tag.BigInt, v.toString());
         return;
       case 'undefined':
         this.set(L_NULL);
@@ -154,7 +129,7 @@ export class Walker implements LeafHasher {
         return;
       default:
         // functions and symbols carry no comparable content
-        textOf(this, TAG_OTHER, typeof v);
+        textOf(this, Tag.Other, typeof v);
     }
   }
 
@@ -180,7 +155,7 @@ export class Walker implements LeafHasher {
       return;
     }
     this.informative++;
-    number(this, TAG_NUMBER, n);
+    number(this, Tag.Number, n);
   }
 
   /** Is the member name in `units[start, end)` (and `s[start, end)`) volatile, its member left out? */
@@ -198,24 +173,24 @@ export class Walker implements LeafHasher {
     let end = to;
     let c = 0;
     while (start < end && isSpace((c = u[start] as number))) {
-      if (c < Char.Space) this.control = true;
+      if (c < 32) this.control = true;
       start++;
     }
     while (end > start && isSpace((c = u[end - 1] as number))) {
-      if (c < Char.Space) this.control = true;
+      if (c < 32) this.control = true;
       end--;
     }
     if (end > start) {
       const first = u[start] as number;
       const last = u[end - 1] as number;
-      if ((first === Char.OpenBrace && last === Char.CloseBrace) || (first === Char.OpenBracket && last === Char.CloseBracket)) {
-        if (end - start <= MAX_JSON_TEXT) {
+      if ((first === 123 && last === 125) || (first === 91 && last === 93)) {
+        if (end - start <= Cap.JsonText) {
           if (this.jsonText(units, raw, start, end, depth)) return;
           // Only the whole value is worth a warning: a string inside it that merely has braces
           // at both ends (a template "{name}", a pattern) is text, and was never meant as JSON.
-          if (depth === 0) this.notes |= NOTE_MALFORMED_JSON;
+          if (depth === 0) this.notes |= Note.MalformedJson;
         } else {
-          this.notes |= NOTE_HUGE_TEXT;
+          this.notes |= Note.HugeText;
         }
       }
     }
@@ -226,7 +201,7 @@ export class Walker implements LeafHasher {
         return;
       }
       if (!isStatusWordRange(u, start, end)) this.informative++;
-      if (text(this, TAG_STRING, units, start, end)) this.control = true;
+      if (text(this, Tag.String, units, start, end)) this.control = true;
       return;
     }
     this.resultText(units, raw, start, end);
@@ -268,120 +243,58 @@ export class Walker implements LeafHasher {
    * Result text: whitespace runs collapse to one space, volatile values (ids, times, durations;
    * see `volatile.ts`) become one placeholder. The collapsed text is hashed like any text, over
    * alternating lanes, without being built. One pass does it all for text that cannot hold a
-   * volatile value (most text); text that may is hashed again with the pattern.
+   * volatile value (most text); text that may is read again around the pattern's matches.
    */
   private resultText(units: Units, s: string, start: number, end: number): void {
     const u = units.u16;
-    this.startText();
-    let words = this.feed(u, start, end);
-    if (this.sawDigit && mayHoldVolatile(u, start, end)) {
+    const t = this.text;
+    t.start();
+    t.feed(u, start, end);
+    if (t.control) this.control = true;
+    if (t.digit && t.mayHoldVolatile) {
       // The pattern runs on the value alone, never past it into the rest of a larger text.
-      this.startText();
+      t.start();
       const sub = start === 0 && end === s.length ? s : s.slice(start, end);
-      words = this.feedWithPattern(sub === s ? u : this.patternUnits.encode(sub, 0).u16, sub, 0, sub.length);
+      this.feedWithPattern(sub === s ? u : this.patternUnits.encode(sub, 0).u16, sub, 0, sub.length);
     }
-    if (words > 0 && !(end - start <= 48 && isStatusWordRange(u, start, end)) && !isAcknowledgementRange(u, start, end)) this.informative++;
-    this.ha = this.ta ^ this.tn;
-    this.hb = this.tb;
+    if (t.control) this.control = true;
+    if (t.words > 0 && !(t.alnum <= MAX_STATUS_WORD_LENGTH && isStatusWordRange(u, start, end)) && !isAcknowledgementRange(u, start, end)) this.informative++;
+    t.finish();
+    this.ha = t.ha;
+    this.hb = t.hb;
   }
 
-  private startText(): void {
-    this.ta = seedA(TAG_STRING);
-    this.tb = seedB(TAG_STRING);
-    this.tn = 0;
-    this.pendingSpace = false;
-  }
-
-  private unit(c: number): void {
-    if ((this.tn & 1) === 0) this.ta = Math.imul(this.ta ^ c, K_EVEN);
-    else this.tb = Math.imul(this.tb ^ c, K_ODD);
-    this.tn++;
-  }
-
-  private feedWithPattern(u: Uint16Array, s: string, start: number, end: number): number {
-    let words = 0;
+  private feedWithPattern(u: Uint16Array, s: string, start: number, end: number): void {
+    const t = this.text;
     const pattern = resultTextPattern();
     pattern.lastIndex = start;
     let at = start;
     for (let m = pattern.exec(s); m !== null && m.index < end; m = pattern.exec(s)) {
-      words += this.feed(u, at, m.index);
-      if (this.pendingSpace) {
-        this.unit(Char.Space);
-        this.pendingSpace = false;
-      }
-      this.unit(PLACEHOLDER);
+      t.feed(u, at, m.index);
+      t.unit(PLACEHOLDER);
       at = Math.min(m.index + m[0].length, end);
       // a \s in a duration or pid may be a tab or newline: a control character all the same
-      for (let k = m.index; k < at; k++) if ((u[k] as number) < Char.Space) this.control = true;
+      for (let k = m.index; k < at; k++) if ((u[k] as number) < 32) this.control = true;
       if (m[0].length === 0) pattern.lastIndex++;
     }
-    return words + this.feed(u, at, end);
-  }
-
-  /** Set by `feed`: the text fed has a digit (only then can it hold a volatile value). */
-  private sawDigit = false;
-
-  /** Feeds `u[from, to)` into the text lanes, collapsing whitespace; returns the word characters. */
-  private feed(u: Uint16Array, from: number, to: number): number {
-    let a = this.ta;
-    let b = this.tb;
-    let n = this.tn;
-    let pending = this.pendingSpace;
-    let words = 0;
-    let digit = false;
-    let control = false;
-    for (let i = from; i < to; i++) {
-      const c = u[i] as number;
-      // (a cheap test first: every space and control character passes it)
-      if (c <= Char.Space || c === Char.NoBreakSpace || c >= Char.LineSeparator) {
-        if (c < Char.Space) control = true;
-        if (isSpace(c)) {
-          pending = n > 0;
-          continue;
-        }
-      }
-      if (pending) {
-        // the space goes in first, then this unit
-        if ((n & 1) === 0) a = Math.imul(a ^ Char.Space, K_EVEN);
-        else b = Math.imul(b ^ Char.Space, K_ODD);
-        n++;
-        pending = false;
-      }
-      if ((n & 1) === 0) a = Math.imul(a ^ c, K_EVEN);
-      else b = Math.imul(b ^ c, K_ODD);
-      n++;
-      // word characters: letters, digits, anything beyond ASCII
-      if (isDigit(c)) {
-        words++;
-        digit = true;
-      } else if (isAsciiLetter(c) || c > Char.LastAscii) {
-        words++;
-      }
-    }
-    this.ta = a;
-    this.tb = b;
-    this.tn = n;
-    this.pendingSpace = pending;
-    this.sawDigit = digit;
-    if (control) this.control = true;
-    return words;
+    t.feed(u, at, end);
   }
 
   private object(o: object, depth: number): void {
-    if (depth >= MAX_DEPTH) {
-      this.notes |= NOTE_DEPTH;
+    if (depth >= Cap.Depth) {
+      this.notes |= Note.Depth;
       this.set(L_TRUNCATED);
       return;
     }
     if (this.path.has(o)) {
-      this.notes |= NOTE_CYCLE;
+      this.notes |= Note.Cycle;
       this.set(L_CYCLE);
       return;
     }
     if (o instanceof Uint8Array) {
       if (o.length > 0) this.informative++;
-      let a = seedA(TAG_BYTES);
-      let b = seedB(TAG_BYTES);
+      let a = seedA(Tag.Bytes);
+      let b = seedB(Tag.Bytes);
       const step = Math.max(1, Math.floor(o.length / 65536));
       for (let i = 0; i < o.length; i += step) {
         a = chainA(a, o[i] ?? 0);
@@ -407,14 +320,14 @@ export class Walker implements LeafHasher {
   }
 
   private array(items: readonly unknown[], depth: number): void {
-    let a = seedA(TAG_ARRAY);
-    let b = seedB(TAG_ARRAY);
+    let a = seedA(Tag.Array);
+    let b = seedB(Tag.Array);
     const n = items.length;
     for (let i = 0; i < n; i++) {
       this.value(items[i], depth + 1);
       a = chainA(a, this.ha);
       b = chainB(b, this.hb);
-      if (this.nodes > MAX_NODES) break;
+      if (this.nodes > Cap.Nodes) break;
     }
     finish(this, a ^ n, b);
   }
@@ -431,7 +344,7 @@ export class Walker implements LeafHasher {
       sb = (sb + this.hb) | 0;
       n++;
     }
-    digest(this, sa, sb, n, TAG_OBJECT);
+    digest(this, sa, sb, n, Tag.Object);
   }
 
   private mapMembers(map: ReadonlyMap<unknown, unknown>, depth: number): void {
@@ -444,13 +357,13 @@ export class Walker implements LeafHasher {
       sb = (sb + this.hb) | 0;
       n++;
     }
-    digest(this, sa, sb, n, TAG_OBJECT);
+    digest(this, sa, sb, n, Tag.Object);
   }
 
   /** The member hash of (key, v) in `ha`/`hb`; false when the key is volatile. */
   private member(key: string, v: unknown, depth: number): boolean {
     const units = this.units.encode(key, this.level);
-    text(this, TAG_KEY, units, 0, key.length);
+    text(this, Tag.Key, units, 0, key.length);
     const ka = this.ha;
     const kb = this.hb;
     if (this.keys.has(units.u16, key, 0, key.length, ka, kb)) return false;
@@ -470,7 +383,7 @@ export class Walker implements LeafHasher {
       sb = (sb + this.hb) | 0;
       n++;
     }
-    digest(this, sa, sb, n, TAG_SET);
+    digest(this, sa, sb, n, Tag.Set);
   }
 }
 

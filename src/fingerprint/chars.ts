@@ -1,12 +1,13 @@
 /**
- * The UTF-16 code units that fingerprints compare text with, by name, and the character classes
- * built from them. A `const enum`: the bundler writes each number in place, as a literal would be.
+ * Code units the fingerprint reads, by name. A `const enum`: the build writes the numbers into the
+ * code. Plain module constants become `var`s in the bundle, and V8 loads those from memory on each
+ * use instead of folding them: in the per-character loops that cost as much as the loops' own work
+ * (bench: "fingerprint per KB").
  */
 export const enum Char {
   Tab = 0x09,
-  CarriageReturn = 0x0d,
   LineFeed = 0x0a,
-  /** Code units below this are control characters (invalid inside a JSON string). */
+  CarriageReturn = 0x0d,
   Space = 0x20,
   Quote = 0x22,
   Plus = 0x2b,
@@ -15,7 +16,6 @@ export const enum Char {
   Dot = 0x2e,
   Slash = 0x2f,
   Digit0 = 0x30,
-  Digit1 = 0x31,
   Digit9 = 0x39,
   Colon = 0x3a,
   UpperA = 0x41,
@@ -43,57 +43,10 @@ export const enum Char {
   LowerZ = 0x7a,
   OpenBrace = 0x7b,
   CloseBrace = 0x7d,
-  /** The last ASCII code unit. */
   LastAscii = 0x7f,
   NoBreakSpace = 0xa0,
   Micro = 0xb5,
   LineSeparator = 0x2028,
   ParagraphSeparator = 0x2029,
   ByteOrderMark = 0xfeff,
-}
-
-export function isDigit(c: number): boolean {
-  return c >= Char.Digit0 && c <= Char.Digit9;
-}
-
-export function isHexDigit(c: number): boolean {
-  return isDigit(c) || (c >= Char.UpperA && c <= Char.UpperF) || (c >= Char.LowerA && c <= Char.LowerF);
-}
-
-export function isUpperAscii(c: number): boolean {
-  return c >= Char.UpperA && c <= Char.UpperZ;
-}
-
-export function isLowerAscii(c: number): boolean {
-  return c >= Char.LowerA && c <= Char.LowerZ;
-}
-
-export function isAsciiLetter(c: number): boolean {
-  return isUpperAscii(c) || isLowerAscii(c);
-}
-
-export function isAsciiAlnum(c: number): boolean {
-  return isDigit(c) || isAsciiLetter(c);
-}
-
-/** An upper-case ASCII letter in lower case; any other unit unchanged. */
-export function toLowerAscii(c: number): number {
-  return isUpperAscii(c) ? c - Char.UpperA + Char.LowerA : c;
-}
-
-/** Whitespace between JSON tokens (JSON's own four). */
-export function isJsonSpace(c: number): boolean {
-  return c === Char.Space || c === Char.LineFeed || c === Char.CarriageReturn || c === Char.Tab;
-}
-
-/** Whitespace as `String.prototype.trim` sees it, for the code units text can hold here. */
-export function isSpace(c: number): boolean {
-  return (
-    c === Char.Space ||
-    (c >= Char.Tab && c <= Char.CarriageReturn) ||
-    c === Char.NoBreakSpace ||
-    c === Char.ByteOrderMark ||
-    c === Char.LineSeparator ||
-    c === Char.ParagraphSeparator
-  );
 }

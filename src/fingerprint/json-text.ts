@@ -1,7 +1,8 @@
-import { Char, isDigit, isHexDigit, isJsonSpace, isSpace } from './chars.js';
-import { chainA, chainB, digest, finish, member, seedA, seedB, text, type LanePair } from './lanes.js';
+import { Char } from './chars.js';
+import { DecimalReader } from './decimal.js';
+import { chainA, chainB, digest, finish, member, Mix, seedA, seedB, text, type LanePair } from './lanes.js';
+import { Cap, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, Note, Tag } from './tags.js';
 import type { UnitBuffers, Units } from './units.js';
-import { L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, MAX_DEPTH, MAX_NODES, NOTE_DEPTH, TAG_ARRAY, TAG_KEY, TAG_OBJECT } from './tags.js';
 
 /**
  * Hashes JSON text in one pass, without `JSON.parse` and without building the values: the hash is
@@ -15,27 +16,11 @@ import { L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, MAX_DEPTH, MAX_NODES, NOTE_DEPTH,
  * (`UNSUPPORTED`): an object with a repeated member name (`JSON.parse` keeps the last value), an
  * object with very many members (the repeat check would get slow), and values beyond the node cap
  * (which nodes are cut depends on the walker's visiting order).
+ *
+ * The unit just past the text is set to 0 while it is read (and restored after): every loop stops
+ * at a unit below U+0020 anyway (invalid outside strings, and inside them), so no loop tests for
+ * the end of the text on every unit.
  */
-
-/**
- * What the JSON-text hasher needs of the structural walker (`Walker` in `canonical.ts`): the lanes
- * every hash lands in, the counters a fingerprint keeps, and the walker's own leaf methods, so
- * that both paths share one definition of every leaf.
- */
-export interface LeafHasher extends LanePair {
-  /** Values hashed so far (the node cap). */
-  nodes: number;
-  /** `NOTE_*` bits. */
-  notes: number;
-  /** Set by `stringLeaf` when the leaf held a control character. */
-  control: boolean;
-  /** The next free nesting level of `units`. */
-  readonly level: number;
-  readonly units: UnitBuffers;
-  numberLeaf(n: number): void;
-  stringLeaf(units: Units, raw: string, from: number, to: number, depth: number): void;
-  isVolatileKey(units: Units, s: string, start: number, end: number, ka: number, kb: number): boolean;
-}
 
 /** Done: the hash is in the walker's `ha`/`hb`. */
 export const OK = 0;
@@ -44,8 +29,23 @@ export const INVALID = -1;
 /** Valid so far, but outside this hasher's scope: parse and walk instead. */
 export const UNSUPPORTED = -2;
 
+const enum Status {
+  Ok = 0,
+  Invalid = -1,
+  Unsupported = -2,
+}
+
 /** Objects with more members than this go to the parse-and-walk path (the repeat check is quadratic). */
-const MAX_FAST_MEMBERS = 256;
+const enum Members {
+  MaxFast = 256,
+}
+
+/** The stop unit set past the end of the text (see above). */
+const SENTINEL = 0;
+
+function isHexDigit(c: number): boolean {
+  return (c >= Char.Digit0 && c <= Char.Digit9) || (c >= Char.UpperA && c <= Char.UpperF) || (c >= Char.LowerA && c <= Char.LowerF);
+}
 
 /** Is there a unit below U+0020 (a control character) in `u[start, end)`? */
 function hasControl(u: Uint16Array, start: number, end: number): boolean {
@@ -57,27 +57,34 @@ function indexOrEnd(i: number): number {
   return i < 0 ? Number.MAX_SAFE_INTEGER : i;
 }
 
-/** What `skipValue` is inside of, on its stack. */
-const IN_OBJECT = 1;
-const IN_ARRAY = 2;
-
-/** The characters of a two-character escape: \" \\ \/ \b \f \n \r \t. */
-function isShortEscape(e: number): boolean {
-  return (
-    e === Char.Quote ||
-    e === Char.Backslash ||
-    e === Char.Slash ||
-    e === Char.LowerB ||
-    e === Char.LowerF ||
-    e === Char.LowerN ||
-    e === Char.LowerR ||
-    e === Char.LowerT
-  );
+/** A rotation of the member-name lanes (as `text` in `lanes.ts` does). */
+function rotl7(x: number): number {
+  return (x << 7) | (x >>> 25);
 }
 
 /** Member-name hash lanes (a, b pairs) of the objects being hashed, innermost last (shared). */
 const keyStack: number[] = [];
 let keyTop = 0;
+
+/**
+ * What the JSON-text hasher needs of the structural walker (`Walker` in `canonical.ts`): the lanes
+ * every hash lands in, the counters a fingerprint keeps, and the walker's own leaf methods, so
+ * that both paths share one definition of every leaf (an interface: no import circle).
+ */
+export interface LeafHasher extends LanePair {
+  /** Values hashed so far (the node cap). */
+  nodes: number;
+  /** `Note` bits. */
+  notes: number;
+  /** Set by `stringLeaf` when the leaf held a control character. */
+  control: boolean;
+  /** The next free nesting level of `units`. */
+  readonly level: number;
+  readonly units: UnitBuffers;
+  numberLeaf(n: number): void;
+  stringLeaf(units: Units, raw: string, from: number, to: number, depth: number): void;
+  isVolatileKey(units: Units, s: string, start: number, end: number, ka: number, kb: number): boolean;
+}
 
 /**
  * One pass over `u[start, end)`, the code units of the string `s`; reusable, not re-entrant (a
@@ -96,9 +103,7 @@ export class JsonTextHasher {
   /** The last escaped string token, decoded, as a string and as code units. */
   private decoded = '';
   private decodedUnits: Units = this.units;
-  /** Integer part of the last `scanNumber`: digits `[intStart, intEnd)`, a sign before them or not. */
-  private intStart = 0;
-  private intEnd = 0;
+  private readonly decimal = new DecimalReader();
   /** Position of the next backslash at or after the last search (far beyond the end if none). */
   private nextBackslash = -1;
 
@@ -106,75 +111,93 @@ export class JsonTextHasher {
 
   /** Hashes the JSON value in `u[start, end)` (trimmed by the caller) into the walker: OK, INVALID or UNSUPPORTED. */
   hash(units: Units, s: string, start: number, end: number, depth: number): number {
+    const u = units.u16;
     this.units = units;
-    this.u = units.u16;
+    this.u = u;
     this.s = s;
     this.pos = start;
     this.end = end;
     this.nextBackslash = -1;
     const keysBefore = keyTop;
+    // the arrays always have room past the text (see `units.ts`)
+    const past = u[end] as number;
+    u[end] = SENTINEL;
     try {
       const status = this.value(depth);
-      if (status !== OK) return status;
+      if (status !== Status.Ok) return status;
       this.skipSpace();
-      return this.pos === this.end ? OK : INVALID;
+      return this.pos === end ? Status.Ok : Status.Invalid;
     } finally {
+      u[end] = past;
       keyTop = keysBefore;
       this.decoded = '';
       this.s = '';
     }
   }
 
-  /** The code unit at `pos`, or -1 at the end of the range (the array may go on beyond it). */
-  private peek(): number {
-    return this.pos < this.end ? (this.u[this.pos] as number) : -1;
-  }
-
-  private skipSpace(): void {
+  /** Moves past JSON whitespace; returns the unit there (the sentinel at the end). */
+  private skipSpace(): number {
     const u = this.u;
     let p = this.pos;
-    while (p < this.end && isJsonSpace(u[p] as number)) p++;
+    let c = u[p] as number;
+    while (c === Char.Space || c === Char.LineFeed || c === Char.CarriageReturn || c === Char.Tab) c = u[++p] as number;
     this.pos = p;
+    return c;
   }
 
   private set(c: LanePair): number {
     this.leaf.ha = c.ha;
     this.leaf.hb = c.hb;
-    return OK;
+    return Status.Ok;
   }
 
   private value(depth: number): number {
-    this.skipSpace();
-    if (this.pos >= this.end) return INVALID;
-    if (++this.leaf.nodes > MAX_NODES) return UNSUPPORTED;
-    const c = this.peek();
+    const c = this.skipSpace();
+    const leaf = this.leaf;
+    if (c === Char.Quote) {
+      if (++leaf.nodes > Cap.Nodes) return Status.Unsupported;
+      return this.stringValue(depth);
+    }
+    if (c === SENTINEL && this.pos >= this.end) return Status.Invalid;
+    if (++leaf.nodes > Cap.Nodes) return Status.Unsupported;
     if (c === Char.OpenBrace || c === Char.OpenBracket) {
-      if (depth >= MAX_DEPTH) {
-        this.leaf.notes |= NOTE_DEPTH;
-        return this.skipValue() ? this.set(L_TRUNCATED) : INVALID;
+      if (depth >= Cap.Depth) {
+        leaf.notes |= Note.Depth;
+        return this.skipValue() ? this.set(L_TRUNCATED) : Status.Invalid;
       }
       return c === Char.OpenBrace ? this.object(depth) : this.array(depth);
     }
-    if (c === Char.Quote) {
-      if (!this.stringToken()) return INVALID;
-      if (this.tokenStart < 0) {
-        // decoded from escapes: JSON.parse has checked it, and "\n" may decode to a control character
-        this.leaf.stringLeaf(this.decodedUnits, this.decoded, 0, this.decoded.length, depth);
-        return OK;
-      }
-      const first = this.u[this.tokenStart] as number;
-      // Text that may be JSON is hashed as structure, whose reading skips whitespace: look first.
-      if ((first === Char.OpenBrace || first === Char.OpenBracket || first <= Char.Space || isSpace(first)) && hasControl(this.u, this.tokenStart, this.tokenEnd)) return INVALID;
-      this.leaf.control = false;
-      this.leaf.stringLeaf(this.units, this.s, this.tokenStart, this.tokenEnd, depth);
-      return this.leaf.control ? INVALID : OK;
+    if (c === Char.Minus || (c >= Char.Digit0 && c <= Char.Digit9)) return this.number();
+    const literal = this.scanLiteral(c);
+    return literal === undefined ? Status.Invalid : this.set(literal);
+  }
+
+  /** A string value at `pos` (its opening quote). */
+  private stringValue(depth: number): number {
+    const leaf = this.leaf;
+    if (!this.stringToken()) return Status.Invalid;
+    if (this.tokenStart < 0) {
+      // decoded from escapes: JSON.parse has checked it, and "\n" may decode to a control character
+      leaf.stringLeaf(this.decodedUnits, this.decoded, 0, this.decoded.length, depth);
+      return Status.Ok;
     }
-    if (c === Char.Minus || isDigit(c)) return this.number();
-    return this.literal();
+    const u = this.u;
+    const first = u[this.tokenStart] as number;
+    // Text that may be JSON is hashed as structure, whose reading skips whitespace: look first.
+    if (
+      (first === Char.OpenBrace || first === Char.OpenBracket || first <= Char.Space || first === Char.NoBreakSpace || first >= Char.LineSeparator) &&
+      hasControl(u, this.tokenStart, this.tokenEnd)
+    ) {
+      return Status.Invalid;
+    }
+    leaf.control = false;
+    leaf.stringLeaf(this.units, this.s, this.tokenStart, this.tokenEnd, depth);
+    return leaf.control ? Status.Invalid : Status.Ok;
   }
 
   private object(depth: number): number {
     const leaf = this.leaf;
+    const u = this.u;
     this.pos++; // {
     let sa = 0;
     let sb = 0;
@@ -185,30 +208,72 @@ export class JsonTextHasher {
     let seen1 = 0;
     let seen2 = 0;
     let seen3 = 0;
-    this.skipSpace();
-    if (this.peek() === Char.CloseBrace) {
+    let c = this.skipSpace();
+    if (c === Char.CloseBrace) {
       this.pos++;
-      digest(leaf, 0, 0, 0, TAG_OBJECT);
-      return OK;
+      digest(leaf, 0, 0, 0, Tag.Object);
+      return Status.Ok;
     }
     for (;;) {
-      this.skipSpace();
-      if (this.peek() !== Char.Quote || !this.stringToken()) return INVALID;
-      const escaped = this.tokenStart < 0;
-      const ku = escaped ? this.decodedUnits : this.units;
-      const ks = escaped ? this.decoded : this.s;
-      const k0 = escaped ? 0 : this.tokenStart;
-      const k1 = escaped ? this.decoded.length : this.tokenEnd;
-      if (text(leaf, TAG_KEY, ku, k0, k1) && !escaped) return INVALID;
-      const ka = leaf.ha;
-      const kb = leaf.hb;
+      if (c !== Char.Quote) return Status.Invalid;
+      // The member name, hashed as it is scanned (`text` in `lanes.ts`: pairs of units as 32-bit
+      // words, alternating lanes), unless it has escapes.
+      const k0 = this.pos + 1;
+      let p = k0;
+      let a = seedA(Tag.Key);
+      let b = seedB(Tag.Key);
+      let words = 0;
+      let c0 = u[p] as number;
+      for (;;) {
+        if (c0 === Char.Quote || c0 === Char.Backslash || c0 < Char.Space) break;
+        const c1 = u[p + 1] as number;
+        if (c1 === Char.Quote || c1 === Char.Backslash || c1 < Char.Space) {
+          // the last unit alone, as the low half of a word
+          if ((words & 1) === 0) a = Math.imul(rotl7(a) ^ c0, Mix.Even);
+          else b = Math.imul(rotl7(b) ^ c0, Mix.Odd);
+          p++;
+          c0 = c1;
+          break;
+        }
+        const w = c0 | (c1 << 16);
+        if ((words & 1) === 0) a = Math.imul(rotl7(a) ^ w, Mix.Even);
+        else b = Math.imul(rotl7(b) ^ w, Mix.Odd);
+        words++;
+        p += 2;
+        c0 = u[p] as number;
+      }
+      let ku = this.units;
+      let ks = this.s;
+      let kStart = k0;
+      let kEnd = p;
+      let ka: number;
+      let kb: number;
+      if (c0 === Char.Quote) {
+        this.pos = p + 1;
+        ka = a ^ (p - k0);
+        kb = b;
+      } else if (c0 === Char.Backslash) {
+        this.pos = k0 - 1;
+        if (!this.stringToken() || this.tokenStart >= 0) return Status.Invalid;
+        ku = this.decodedUnits;
+        ks = this.decoded;
+        kStart = 0;
+        kEnd = ks.length;
+        // a decoded name may hold control characters ("\n"): valid, as JSON.parse says
+        text(leaf, Tag.Key, ku, 0, kEnd);
+        ka = leaf.ha;
+        kb = leaf.hb;
+      } else {
+        // a control character in the name, or the end of the text
+        return Status.Invalid;
+      }
       // JSON.parse keeps the last of repeated members: rare, so the exact path handles it.
-      if (keyTop - keysFrom >= 2 * MAX_FAST_MEMBERS) return UNSUPPORTED;
+      if (keyTop - keysFrom >= 2 * Members.MaxFast) return Status.Unsupported;
       const bit = 1 << (ka & 31);
       const word = (ka >>> 5) & 3;
       const seen = word === 0 ? seen0 : word === 1 ? seen1 : word === 2 ? seen2 : seen3;
       if ((seen & bit) !== 0) {
-        for (let i = keysFrom; i < keyTop; i += 2) if (keyStack[i] === ka && keyStack[i + 1] === kb) return UNSUPPORTED;
+        for (let i = keysFrom; i < keyTop; i += 2) if (keyStack[i] === ka && keyStack[i + 1] === kb) return Status.Unsupported;
       }
       if (word === 0) seen0 |= bit;
       else if (word === 1) seen1 |= bit;
@@ -216,58 +281,55 @@ export class JsonTextHasher {
       else seen3 |= bit;
       keyStack[keyTop++] = ka;
       keyStack[keyTop++] = kb;
-      const volatile = leaf.isVolatileKey(ku, ks, k0, k1, ka, kb);
-      this.skipSpace();
-      if (this.peek() !== Char.Colon) return INVALID;
+      const volatile = leaf.isVolatileKey(ku, ks, kStart, kEnd, ka, kb);
+      if (this.skipSpace() !== Char.Colon) return Status.Invalid;
       this.pos++;
       if (volatile) {
         // Left out entirely, as the walker does (its nodes are not counted), but still validated.
         this.skipSpace();
-        if (!this.skipValue()) return INVALID;
+        if (!this.skipValue()) return Status.Invalid;
       } else {
         const status = this.value(depth + 1);
-        if (status !== OK) return status;
+        if (status !== Status.Ok) return status;
         member(leaf, ka, kb, leaf.ha, leaf.hb);
         sa = (sa + leaf.ha) | 0;
         sb = (sb + leaf.hb) | 0;
         n++;
       }
-      this.skipSpace();
-      const c = this.peek();
+      const d = this.skipSpace();
       this.pos++;
-      if (c === Char.CloseBrace) break;
-      if (c !== Char.Comma) return INVALID;
+      if (d === Char.CloseBrace) break;
+      if (d !== Char.Comma) return Status.Invalid;
+      c = this.skipSpace();
     }
     keyTop = keysFrom;
-    digest(leaf, sa, sb, n, TAG_OBJECT);
-    return OK;
+    digest(leaf, sa, sb, n, Tag.Object);
+    return Status.Ok;
   }
 
   private array(depth: number): number {
     const leaf = this.leaf;
     this.pos++; // [
-    let a = seedA(TAG_ARRAY);
-    let b = seedB(TAG_ARRAY);
+    let a = seedA(Tag.Array);
+    let b = seedB(Tag.Array);
     let n = 0;
-    this.skipSpace();
-    if (this.peek() === Char.CloseBracket) {
+    if (this.skipSpace() === Char.CloseBracket) {
       this.pos++;
     } else {
       for (;;) {
         const status = this.value(depth + 1);
-        if (status !== OK) return status;
+        if (status !== Status.Ok) return status;
         a = chainA(a, leaf.ha);
         b = chainB(b, leaf.hb);
         n++;
-        this.skipSpace();
-        const c = this.peek();
+        const c = this.skipSpace();
         this.pos++;
         if (c === Char.CloseBracket) break;
-        if (c !== Char.Comma) return INVALID;
+        if (c !== Char.Comma) return Status.Invalid;
       }
     }
     finish(leaf, a ^ n, b);
-    return OK;
+    return Status.Ok;
   }
 
   /**
@@ -284,7 +346,6 @@ export class JsonTextHasher {
     if (close < 0 || close >= this.end) return false;
     if (this.nextBackslash <= open) this.nextBackslash = indexOrEnd(this.s.indexOf('\\', open + 1));
     if (this.nextBackslash < close) return this.escapedToken(open);
-    // control characters in the content are caught by whoever reads it (text, feed)
     this.pos = close + 1;
     this.tokenStart = open + 1;
     this.tokenEnd = close;
@@ -314,86 +375,35 @@ export class JsonTextHasher {
     return true;
   }
 
-  /**
-   * Moves past the number token at `pos` (JSON grammar: `-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`).
-   * Returns 1 for a plain integer (no fraction, no exponent), 0 for another number, -1 when the
-   * token is not a valid number.
-   */
-  private scanNumber(): number {
-    const u = this.u;
-    const end = this.end;
-    let p = this.pos;
-    if (p < end && u[p] === Char.Minus) p++;
-    const intStart = p;
-    const first = p < end ? (u[p] as number) : -1;
-    if (first === Char.Digit0) p++;
-    else if (first >= Char.Digit1 && first <= Char.Digit9) while (p < end && isDigit(u[p] as number)) p++;
-    else return -1;
-    const intEnd = p;
-    let simple = 1;
-    if (p < end && u[p] === Char.Dot) {
-      simple = 0;
-      p++;
-      const fraction = p;
-      while (p < end && isDigit(u[p] as number)) p++;
-      if (p === fraction) return -1;
-    }
-    const e = p < end ? (u[p] as number) : -1;
-    if (e === Char.LowerE || e === Char.UpperE) {
-      simple = 0;
-      p++;
-      const sign = p < end ? (u[p] as number) : -1;
-      if (sign === Char.Plus || sign === Char.Minus) p++;
-      const exponent = p;
-      while (p < end && isDigit(u[p] as number)) p++;
-      if (p === exponent) return -1;
-    }
-    this.pos = p;
-    this.intStart = intStart;
-    this.intEnd = intEnd;
-    return simple;
-  }
-
+  /** The number token at `pos`, its value handed to the walker (converted from text only when `DecimalReader` cannot). */
   private number(): number {
-    const u = this.u;
     const start = this.pos;
-    const simple = this.scanNumber();
-    if (simple < 0) return INVALID;
-    const { intStart, intEnd } = this;
-    if (simple === 1 && intEnd - intStart <= 15) {
-      // an integer of at most 15 digits is exact as read
-      let n = 0;
-      for (let i = intStart; i < intEnd; i++) n = n * 10 + ((u[i] as number) - Char.Digit0);
-      this.leaf.numberLeaf(intStart > start ? -n : n);
-    } else {
-      this.leaf.numberLeaf(Number(this.s.slice(start, this.pos)));
-    }
-    return OK;
+    const reader = this.decimal;
+    const after = reader.read(this.u, start, this.end);
+    if (after < 0) return Status.Invalid;
+    this.pos = after;
+    this.leaf.numberLeaf(reader.exact ? reader.value : Number(this.s.slice(start, after)));
+    return Status.Ok;
   }
 
-  /** Validates a literal at `pos` and moves past it: the lanes of true, false or null, or undefined. */
-  private scanLiteral(): LanePair | undefined {
+  /** Validates a literal at `pos` (starting with `c`) and moves past it: the lanes of true, false or null, or undefined. */
+  private scanLiteral(c: number): LanePair | undefined {
     const u = this.u;
     const p = this.pos;
-    const left = this.end - p;
-    if (left >= 4 && u[p] === Char.LowerT && u[p + 1] === Char.LowerR && u[p + 2] === Char.LowerU && u[p + 3] === Char.LowerE) {
+    // the sentinel past the end fails every comparison: no length check needed
+    if (c === Char.LowerT && u[p + 1] === Char.LowerR && u[p + 2] === Char.LowerU && u[p + 3] === Char.LowerE) {
       this.pos = p + 4;
       return L_TRUE;
     }
-    if (left >= 5 && u[p] === Char.LowerF && u[p + 1] === Char.LowerA && u[p + 2] === Char.LowerL && u[p + 3] === Char.LowerS && u[p + 4] === Char.LowerE) {
+    if (c === Char.LowerF && u[p + 1] === Char.LowerA && u[p + 2] === Char.LowerL && u[p + 3] === Char.LowerS && u[p + 4] === Char.LowerE) {
       this.pos = p + 5;
       return L_FALSE;
     }
-    if (left >= 4 && u[p] === Char.LowerN && u[p + 1] === Char.LowerU && u[p + 2] === Char.LowerL && u[p + 3] === Char.LowerL) {
+    if (c === Char.LowerN && u[p + 1] === Char.LowerU && u[p + 2] === Char.LowerL && u[p + 3] === Char.LowerL) {
       this.pos = p + 4;
       return L_NULL;
     }
     return undefined;
-  }
-
-  private literal(): number {
-    const l = this.scanLiteral();
-    return l === undefined ? INVALID : this.set(l);
   }
 
   /**
@@ -401,42 +411,40 @@ export class JsonTextHasher {
    * structure beyond the depth cap). Iterative: 10 000 levels of nesting cost no stack.
    */
   private skipValue(): boolean {
-    const u = this.u;
+    // 1 = inside an object, 2 = inside an array
     const stack: number[] = [];
     for (;;) {
-      this.skipSpace();
-      if (this.pos >= this.end) return false;
-      const c = u[this.pos] as number;
+      const c = this.skipSpace();
       if (c === Char.OpenBrace || c === Char.OpenBracket) {
         this.pos++;
-        this.skipSpace();
         const close = c === Char.OpenBrace ? Char.CloseBrace : Char.CloseBracket;
-        if (this.peek() === close) {
+        if (this.skipSpace() === close) {
           this.pos++;
         } else {
-          stack.push(c === Char.OpenBrace ? IN_OBJECT : IN_ARRAY);
+          stack.push(c === Char.OpenBrace ? 1 : 2);
           if (c === Char.OpenBrace && !this.memberName()) return false;
           continue;
         }
       } else if (c === Char.Quote) {
         if (!this.validString()) return false;
-      } else if (c === Char.Minus || isDigit(c)) {
-        if (this.scanNumber() < 0) return false;
-      } else if (this.scanLiteral() === undefined) {
+      } else if (c === Char.Minus || (c >= Char.Digit0 && c <= Char.Digit9)) {
+        const after = this.decimal.read(this.u, this.pos, this.end);
+        if (after < 0) return false;
+        this.pos = after;
+      } else if (this.scanLiteral(c) === undefined) {
         return false;
       }
       // a value is complete: close containers or move to the next element
       for (;;) {
         if (stack.length === 0) return true;
-        this.skipSpace();
         const top = stack[stack.length - 1];
-        const d = this.peek();
+        const d = this.skipSpace();
         this.pos++;
         if (d === Char.Comma) {
-          if (top === IN_OBJECT && !this.memberName()) return false;
+          if (top === 1 && !this.memberName()) return false;
           break;
         }
-        if ((top === IN_OBJECT && d === Char.CloseBrace) || (top === IN_ARRAY && d === Char.CloseBracket)) {
+        if ((top === 1 && d === Char.CloseBrace) || (top === 2 && d === Char.CloseBracket)) {
           stack.pop();
           continue;
         }
@@ -447,10 +455,8 @@ export class JsonTextHasher {
 
   /** In `skipValue`: a member name and its colon. */
   private memberName(): boolean {
-    this.skipSpace();
-    if (this.peek() !== Char.Quote || !this.validString()) return false;
-    this.skipSpace();
-    if (this.peek() !== Char.Colon) return false;
+    if (this.skipSpace() !== Char.Quote || !this.validString()) return false;
+    if (this.skipSpace() !== Char.Colon) return false;
     this.pos++;
     return true;
   }
@@ -458,21 +464,31 @@ export class JsonTextHasher {
   /** A string token checked as `JSON.parse` would, without decoding it. */
   private validString(): boolean {
     const u = this.u;
-    const end = this.end;
     let p = this.pos + 1;
     for (;;) {
-      if (p >= end) return false;
       const c = u[p] as number;
       if (c === Char.Quote) break;
+      // a control character, or the sentinel at the end
       if (c < Char.Space) return false;
       if (c === Char.Backslash) {
-        const e = p + 1 < end ? (u[p + 1] as number) : 0;
+        const e = u[p + 1] as number;
         if (e === Char.LowerU) {
-          for (let k = 2; k < 6; k++) if (p + k >= end || !isHexDigit(u[p + k] as number)) return false;
+          for (let k = 2; k < 6; k++) if (!isHexDigit(u[p + k] as number)) return false;
           p += 6;
           continue;
         }
-        if (!isShortEscape(e)) return false;
+        if (
+          e !== Char.Quote &&
+          e !== Char.Backslash &&
+          e !== Char.Slash &&
+          e !== Char.LowerB &&
+          e !== Char.LowerF &&
+          e !== Char.LowerN &&
+          e !== Char.LowerR &&
+          e !== Char.LowerT
+        ) {
+          return false;
+        }
         p += 2;
         continue;
       }

@@ -22,10 +22,15 @@ export interface LanePair {
   hb: number;
 }
 
-const SEED_A = 0x9e3779b1 | 0;
-const SEED_B = 0x7f4a7c15;
-export const K_EVEN = 0x9e3779b1 | 0;
-export const K_ODD = 0x85ebca77 | 0;
+/** Seeds and multipliers of the lanes (a `const enum`, written into the code: see `chars.ts`). */
+export const enum Mix {
+  /** 0x9e3779b1 | 0: the seed of lane a, and the multiplier of even words (the golden ratio's bits). */
+  Even = -1640531535,
+  /** 0x85ebca77 | 0: the multiplier of odd words. */
+  Odd = -2048144777,
+  /** The seed of lane b. */
+  SeedB = 0x7f4a7c15,
+}
 
 export function fmix32(h: number): number {
   h ^= h >>> 16;
@@ -44,11 +49,11 @@ export function finish(out: LanePair, a: number, b: number): void {
 }
 
 export function seedA(tag: number): number {
-  return SEED_A ^ tag;
+  return Mix.Even ^ tag;
 }
 
 export function seedB(tag: number): number {
-  return SEED_B ^ Math.imul(tag, 0x27d4eb2f);
+  return Mix.SeedB ^ Math.imul(tag, 0x27d4eb2f);
 }
 
 function rotl7(x: number): number {
@@ -61,8 +66,8 @@ function rotl7(x: number): number {
  * in the same pass since JSON-text hashing must reject what `JSON.parse` rejects.
  */
 export function text(out: LanePair, tag: number, units: Units, start: number, end: number): boolean {
-  let a = SEED_A ^ tag;
-  let b = SEED_B ^ Math.imul(tag, 0x27d4eb2f);
+  let a = Mix.Even ^ tag;
+  let b = Mix.SeedB ^ Math.imul(tag, 0x27d4eb2f);
   // negative once a unit below 32 is seen: (unit & 0xffe0) - 1 < 0 exactly then
   let low = 0;
   const words = (end - start) >> 1;
@@ -74,13 +79,13 @@ export function text(out: LanePair, tag: number, units: Units, start: number, en
       const w0 = w32[j] as number;
       const w1 = w32[j + 1] as number;
       low |= ((w0 & 0xffe0) - 1) | ((w0 >>> 21) - 1) | ((w1 & 0xffe0) - 1) | ((w1 >>> 21) - 1);
-      a = Math.imul(rotl7(a) ^ w0, K_EVEN);
-      b = Math.imul(rotl7(b) ^ w1, K_ODD);
+      a = Math.imul(rotl7(a) ^ w0, Mix.Even);
+      b = Math.imul(rotl7(b) ^ w1, Mix.Odd);
     }
     if (j < stop) {
       const w0 = w32[j] as number;
       low |= ((w0 & 0xffe0) - 1) | ((w0 >>> 21) - 1);
-      a = Math.imul(rotl7(a) ^ w0, K_EVEN);
+      a = Math.imul(rotl7(a) ^ w0, Mix.Even);
     }
   } else {
     // the pairs straddle the array's words: each is the high half of one and the low half of the next
@@ -95,21 +100,21 @@ export function text(out: LanePair, tag: number, units: Units, start: number, en
       prev = n2;
       j += 2;
       low |= ((w0 & 0xffe0) - 1) | ((w0 >>> 21) - 1) | ((w1 & 0xffe0) - 1) | ((w1 >>> 21) - 1);
-      a = Math.imul(rotl7(a) ^ w0, K_EVEN);
-      b = Math.imul(rotl7(b) ^ w1, K_ODD);
+      a = Math.imul(rotl7(a) ^ w0, Mix.Even);
+      b = Math.imul(rotl7(b) ^ w1, Mix.Odd);
     }
     if (k < words) {
       const w0 = (prev >>> 16) | ((w32[j + 1] as number) << 16);
       low |= ((w0 & 0xffe0) - 1) | ((w0 >>> 21) - 1);
-      a = Math.imul(rotl7(a) ^ w0, K_EVEN);
+      a = Math.imul(rotl7(a) ^ w0, Mix.Even);
     }
   }
   if (((end - start) & 1) !== 0) {
     // the last unit alone, as the low half of a word
     const c = units.u16[end - 1] as number;
     low |= (c & 0xffe0) - 1;
-    if ((words & 1) === 0) a = Math.imul(rotl7(a) ^ c, K_EVEN);
-    else b = Math.imul(rotl7(b) ^ c, K_ODD);
+    if ((words & 1) === 0) a = Math.imul(rotl7(a) ^ c, Mix.Even);
+    else b = Math.imul(rotl7(b) ^ c, Mix.Odd);
   }
   out.ha = a ^ (end - start);
   out.hb = b;
@@ -118,19 +123,19 @@ export function text(out: LanePair, tag: number, units: Units, start: number, en
 
 /** `text` of a whole string read with `charCodeAt` (short texts: type names, big integers). Same lanes. */
 export function textOf(out: LanePair, tag: number, s: string): void {
-  let a = SEED_A ^ tag;
-  let b = SEED_B ^ Math.imul(tag, 0x27d4eb2f);
+  let a = Mix.Even ^ tag;
+  let b = Mix.SeedB ^ Math.imul(tag, 0x27d4eb2f);
   const n = s.length;
   let k = 0;
   for (let i = 0; i + 1 < n; i += 2, k++) {
     const w = s.charCodeAt(i) | (s.charCodeAt(i + 1) << 16);
-    if ((k & 1) === 0) a = Math.imul(rotl7(a) ^ w, K_EVEN);
-    else b = Math.imul(rotl7(b) ^ w, K_ODD);
+    if ((k & 1) === 0) a = Math.imul(rotl7(a) ^ w, Mix.Even);
+    else b = Math.imul(rotl7(b) ^ w, Mix.Odd);
   }
   if ((n & 1) !== 0) {
     const c = s.charCodeAt(n - 1);
-    if ((k & 1) === 0) a = Math.imul(rotl7(a) ^ c, K_EVEN);
-    else b = Math.imul(rotl7(b) ^ c, K_ODD);
+    if ((k & 1) === 0) a = Math.imul(rotl7(a) ^ c, Mix.Even);
+    else b = Math.imul(rotl7(b) ^ c, Mix.Odd);
   }
   out.ha = a ^ n;
   out.hb = b;
@@ -145,27 +150,27 @@ const bitLanes = new Int32Array(bits.buffer);
  */
 export function number(out: LanePair, tag: number, n: number): void {
   bits[0] = n === 0 ? 0 : Number.isNaN(n) ? Number.NaN : n;
-  out.ha = SEED_A ^ tag ^ (bitLanes[0] as number);
-  out.hb = Math.imul(SEED_B ^ tag, K_ODD) ^ (bitLanes[1] as number);
+  out.ha = Mix.Even ^ tag ^ (bitLanes[0] as number);
+  out.hb = Math.imul(Mix.SeedB ^ tag, Mix.Odd) ^ (bitLanes[1] as number);
 }
 
 /** One step of an ordered chain (arrays): order and position matter. */
 export function chainA(a: number, ea: number): number {
-  return Math.imul(((a << 13) | (a >>> 19)) ^ ea, K_EVEN);
+  return Math.imul(((a << 13) | (a >>> 19)) ^ ea, Mix.Even);
 }
 
 export function chainB(b: number, eb: number): number {
-  return Math.imul(((b << 11) | (b >>> 21)) ^ eb, K_ODD);
+  return Math.imul(((b << 11) | (b >>> 21)) ^ eb, Mix.Odd);
 }
 
 /** The member hash of (name, value): finished, so that a sum of members is a sound set hash. */
 export function member(out: LanePair, ka: number, kb: number, va: number, vb: number): void {
-  finish(out, ka ^ Math.imul(va, K_EVEN), (kb ^ Math.imul(vb, K_ODD)) + 0x27d4eb2f);
+  finish(out, ka ^ Math.imul(va, Mix.Even), (kb ^ Math.imul(vb, Mix.Odd)) + 0x27d4eb2f);
 }
 
 /** The hash of an unordered collection (object, set) from the sums of its finished member hashes. */
 export function digest(out: LanePair, sa: number, sb: number, n: number, tag: number): void {
-  finish(out, sa ^ tag, (sb + Math.imul(n, K_EVEN)) | 0);
+  finish(out, sa ^ tag, (sb + Math.imul(n, Mix.Even)) | 0);
 }
 
 /** A finished constant: the hash of the empty text under `tag` (null, true, volatile, ...). */
@@ -175,9 +180,8 @@ export function constant(tag: number): LanePair {
   return out;
 }
 
-const TWO_32 = 4294967296;
 
 /** The 53-bit `Hash` of a finished pair. */
 export function pack(a: number, b: number): Hash {
-  return (b & 0x1fffff) * TWO_32 + (a >>> 0);
+  return (b & 0x1fffff) * 4294967296 + (a >>> 0);
 }

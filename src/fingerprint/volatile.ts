@@ -10,8 +10,6 @@
  * also lose ids, uuids, timestamps, epochs, pids and durations found by value inside text.
  */
 
-import { Char, isAsciiAlnum, isAsciiLetter, isDigit, isHexDigit, isLowerAscii, isUpperAscii, toLowerAscii } from './chars.js';
-
 export type Side = 'arguments' | 'result';
 
 /** Lowercase, without `_`, `-`, `.` or spaces: `request_id`, `requestId` and `Request-ID` match. */
@@ -19,8 +17,8 @@ export function normalizeKey(key: string): string {
   let out = '';
   for (let i = 0; i < key.length; i++) {
     const c = key.charCodeAt(i);
-    if (isKeySeparator(c)) continue;
-    out += isUpperAscii(c) ? String.fromCharCode(toLowerAscii(c)) : key[i];
+    if (c === 95 || c === 45 || c === 46 || c === 32) continue;
+    out += c >= 65 && c <= 90 ? String.fromCharCode(c + 32) : key[i];
   }
   return out;
 }
@@ -32,25 +30,28 @@ export function toUnits(s: string): Uint16Array {
   return u;
 }
 
-/** Keys longer than this are never volatile (and never normalised). */
-export const MAX_VOLATILE_KEY_LENGTH = 40;
+const enum Keys {
+  /** Keys longer than this are never volatile (and never normalised). */
+  MaxVolatileLength = 40,
+  /** Slots of the matcher's verdict cache (a power of two). */
+  VerdictSlots = 256,
+}
 
 function isKeySeparator(c: number): boolean {
-  return c === Char.Underscore || c === Char.Minus || c === Char.Dot || c === Char.Space;
+  return c === 95 || c === 45 || c === 46 || c === 32;
 }
 
 /** FNV-style hash of `normalizeKey` of the name in `u[start, end)`, computed without building it (a small integer). */
 function normalizedKeyHash(u: Uint16Array, start: number, end: number): number {
   let h = 0x811c9dc5 | 0;
   for (let i = start; i < end; i++) {
-    const c = u[i] as number;
+    let c = u[i] as number;
     if (isKeySeparator(c)) continue;
-    h = Math.imul(h ^ toLowerAscii(c), 0x01000193);
+    if (c >= 65 && c <= 90) c += 32;
+    h = Math.imul(h ^ c, 0x01000193);
   }
   return h & 0x3fffffff;
 }
-
-const VERDICT_SLOTS = 256;
 
 /**
  * "Is this member name volatile?" without allocating: fingerprints ask it for every member of
@@ -61,21 +62,24 @@ const VERDICT_SLOTS = 256;
 export class VolatileKeyMatcher {
   private readonly byHash = new Set<number>();
   /** Direct-mapped cache: [name hash lane a, lane b, verdict (1 no, 2 yes)] per slot. */
-  private readonly verdicts = new Int32Array(VERDICT_SLOTS * 3);
+  private readonly verdicts = new Int32Array(Keys.VerdictSlots * 3);
+  /** No volatile names at all (the set's size, read once: a getter call on every member otherwise). */
+  private readonly none: boolean;
 
   constructor(private readonly set: ReadonlySet<string>) {
     for (const key of set) this.byHash.add(normalizedKeyHash(toUnits(key), 0, key.length));
+    this.none = set.size === 0;
   }
 
   /**
    * `set.has(normalizeKey(name))` for the name held in `u[start, end)` (and in `s`, the same text
    * as a string); `ka`/`kb` are the name's text hash (the cache key). Names longer than
-   * `MAX_VOLATILE_KEY_LENGTH` are never volatile.
+   * `Keys.MaxVolatileLength` are never volatile.
    */
   has(u: Uint16Array, s: string, start: number, end: number, ka: number, kb: number): boolean {
-    if (end - start > MAX_VOLATILE_KEY_LENGTH || this.set.size === 0) return false;
+    if (end - start > Keys.MaxVolatileLength || this.none) return false;
     const v = this.verdicts;
-    const slot = (ka & (VERDICT_SLOTS - 1)) * 3;
+    const slot = (ka & (Keys.VerdictSlots - 1)) * 3;
     if (v[slot] === ka && v[slot + 1] === kb && v[slot + 2] !== 0) return v[slot + 2] === 2;
     const volatile = this.byHash.has(normalizedKeyHash(u, start, end)) && this.set.has(normalizeKey(s.slice(start, end)));
     v[slot] = ka;
@@ -118,7 +122,10 @@ export const DEFAULT_VOLATILE_RESULT_KEYS: readonly string[] = [
   'latency', 'latency_ms', 'execution_time', 'response_time', 'uptime',
 ];
 
-/** Volatile patterns searched inside result text. Every alternative needs a digit. */
+/**
+ * Volatile patterns searched inside result text. Every alternative but the ULID needs a digit, and
+ * text without a digit is never searched (a ULID of letters only stays).
+ */
 const RESULT_TEXT_PATTERN = new RegExp(
   [
     // uuid
@@ -143,90 +150,7 @@ const RESULT_TEXT_PATTERN = new RegExp(
   'g',
 );
 
-/** The duration units of the pattern, each followed there by a word boundary. */
-const DURATION_UNITS = ['ms', 'µs', 'us', 'ns', 's', 'sec', 'secs', 'second', 'seconds', 'millisecond', 'milliseconds'];
-
-function isRegexWordChar(c: number): boolean {
-  return isAsciiAlnum(c) || c === Char.Underscore;
-}
-
-/** Does a duration unit start at `u[at]` and end where the pattern's `\b` holds? */
-export function unitAt(u: Uint16Array, at: number, end: number): boolean {
-  const first = u[at] as number;
-  // the first characters of the units: m µ u n s
-  if (at >= end || !(first === Char.LowerM || first === Char.Micro || first === Char.LowerU || first === Char.LowerN || first === Char.LowerS)) return false;
-  for (const unit of DURATION_UNITS) {
-    const stop = at + unit.length;
-    if (stop > end) continue;
-    let same = true;
-    for (let k = 0; k < unit.length && same; k++) same = u[at + k] === unit.charCodeAt(k);
-    if (!same) continue;
-    // \b after the unit: the next character is not a word character (or the text ends)
-    if (stop === end || !isRegexWordChar(u[stop] as number)) return true;
-  }
-  return false;
-}
-
-/**
- * Could `RESULT_TEXT_PATTERN` match anywhere in `u[start, end)`? A necessary condition checked in
- * one cheap pass, so that most result text (prose, paths, names, small numbers) never meets the
- * regular expression. Each alternative of the pattern needs, in a row:
- * - uuid: 8 hex digits, then `-`;            - ISO date-time: 4 digits, then `-`;
- * - time of day: a digit, `:`, two digits;  - epoch: 10 digits;
- * - long hex id: 16 hex digits;             - ULID: 26 of [0-9A-Z];
- * - prefixed id: 2 letters, `-` or `_`, then 10 letters or digits;
- * - duration: a digit, then a unit (right away, or after one character that may be a space);
- * - process id: `pid`.
- * `false` means no match is possible; `true` means the expression must decide.
- */
-export function mayHoldVolatile(u: Uint16Array, start: number, end: number): boolean {
-  let digits = 0;
-  let hex = 0;
-  let upper = 0;
-  let letters = 0;
-  for (let i = start; i < end; i++) {
-    const c = u[i] as number;
-    if (isDigit(c)) {
-      digits++;
-      hex++;
-      upper++;
-      letters = 0;
-      if (digits >= 10 || hex >= 16 || upper >= 26 || unitAfterNumber(u, i, end)) return true;
-      continue;
-    }
-    if (isAsciiLetter(c)) {
-      digits = 0;
-      hex = isHexDigit(c) ? hex + 1 : 0;
-      upper = isUpperAscii(c) ? upper + 1 : 0;
-      letters++;
-      if (hex >= 16 || upper >= 26) return true;
-      if (c === Char.LowerP && i + 2 < end && u[i + 1] === Char.LowerI && u[i + 2] === Char.LowerD) return true;
-      continue;
-    }
-    if (c === Char.Minus && (hex >= 8 || digits >= 4)) return true;
-    if ((c === Char.Minus || c === Char.Underscore) && letters >= 2 && alnumRun(u, i + 1, end) >= 10) return true;
-    if (c === Char.Colon && digits >= 1 && i + 2 < end && isDigit(u[i + 1] as number) && isDigit(u[i + 2] as number)) return true;
-    digits = hex = upper = letters = 0;
-  }
-  return false;
-}
-
-/** Letters and digits in a row from `u[from]` (at most 10 are counted). */
-function alnumRun(u: Uint16Array, from: number, end: number): number {
-  let n = 0;
-  for (let i = from; i < end && n < 10; i++, n++) {
-    if (!isAsciiAlnum(u[i] as number)) break;
-  }
-  return n;
-}
-
-/** After the digit at `u[i]`: a duration unit right away, or after one character that may be a space. */
-function unitAfterNumber(u: Uint16Array, i: number, end: number): boolean {
-  if (i + 1 >= end) return false;
-  const next = u[i + 1] as number;
-  if (isDigit(next) || next === Char.Dot) return false;
-  return unitAt(u, i + 1, end) || (!isAsciiAlnum(next) && unitAt(u, i + 2, end));
-}
+export { mayHoldVolatile } from './result-text.js';
 
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$/;
 const NOW_WINDOW_MS = 15 * 60_000;
@@ -246,7 +170,8 @@ export function isNowTimestampString(s: string, now: number | undefined): boolea
 /** `isNowTimestampString` of the text in `u[start, end)` (also `s[start, end)`), slicing only when it could be one. */
 export function isNowTimestampRange(u: Uint16Array, s: string, start: number, end: number, now: number | undefined): boolean {
   if (now === undefined || end - start < 16 || end - start > 40) return false;
-  return isDigit(u[start] as number) && isNowTimestampString(s.slice(start, end), now);
+  const c = u[start] as number;
+  return c >= 48 && c <= 57 && isNowTimestampString(s.slice(start, end), now);
 }
 
 export function isNowTimestampNumber(n: number, now: number | undefined): boolean {
@@ -270,10 +195,13 @@ export function isStatusWord(text: string): boolean {
 
 /** Lowercase letters and digits of a status word, as compared: other characters are dropped. */
 function statusCode(c: number): number {
-  if (isLowerAscii(c) || isDigit(c)) return c;
-  if (isUpperAscii(c)) return toLowerAscii(c);
+  if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) return c;
+  if (c >= 65 && c <= 90) return c + 32;
   return -1;
 }
+
+/** Letters and digits of the longest status word: text with more of them is never one. */
+export const MAX_STATUS_WORD_LENGTH = Math.max(...[...STATUS_WORDS].map((w) => w.length));
 
 const STATUS_WORDS_BY_LENGTH: ReadonlyArray<readonly string[]> = (() => {
   const byLength: string[][] = [];

@@ -1,0 +1,226 @@
+import { Mix, seedA, seedB, type LanePair } from './lanes.js';
+import { Char } from './chars.js';
+import { Tag } from './tags.js';
+
+/**
+ * Result text, read once: whitespace runs collapse to one space (none at either end), each unit
+ * of the collapsed text goes into two alternating hash lanes, and the same pass counts the word
+ * characters and checks whether the text could hold a volatile value (ids, times, durations: see
+ * `volatile.ts`), which only then costs a run of the regular expression. Reading the text once
+ * for all of it, not once to hash and again to look for volatile values, halved what result text
+ * costs (bench: agent mix, and "fingerprint per KB, result").
+ */
+
+
+/** Whitespace as `String.prototype.trim` and `\s` know it, among the units a text may hold. */
+export function isSpace(c: number): boolean {
+  return c === Char.Space || (c >= Char.Tab && c <= Char.CarriageReturn) || c === Char.NoBreakSpace || c === Char.ByteOrderMark || c === Char.LineSeparator || c === Char.ParagraphSeparator;
+}
+
+function isDigit(c: number): boolean {
+  return c >= Char.Digit0 && c <= Char.Digit9;
+}
+
+function isLetter(c: number): boolean {
+  return (c >= Char.UpperA && c <= Char.UpperZ) || (c >= Char.LowerA && c <= Char.LowerZ);
+}
+
+function isAlnum(c: number): boolean {
+  return isDigit(c) || isLetter(c);
+}
+
+/** The duration units of the volatile pattern (`volatile.ts`), each followed there by a word boundary. */
+const DURATION_UNITS = ['ms', 'µs', 'us', 'ns', 's', 'sec', 'secs', 'second', 'seconds', 'millisecond', 'milliseconds'];
+
+/** Does a duration unit start at `u[at]` and end where the pattern's `\b` holds? */
+function unitAt(u: Uint16Array, at: number, end: number): boolean {
+  if (at >= end) return false;
+  const first = u[at] as number;
+  // the first letters of the units: m, µ, u, n, s
+  if (first !== Char.LowerM && first !== Char.Micro && first !== Char.LowerU && first !== Char.LowerN && first !== Char.LowerS) return false;
+  for (const unit of DURATION_UNITS) {
+    const stop = at + unit.length;
+    if (stop > end) continue;
+    let same = true;
+    for (let k = 0; k < unit.length && same; k++) same = u[at + k] === unit.charCodeAt(k);
+    if (!same) continue;
+    // \b after the unit: the next character is not a word character (or the text ends)
+    const next = stop < end ? (u[stop] as number) : -1;
+    if (!(isAlnum(next) || next === Char.Underscore)) return true;
+  }
+  return false;
+}
+
+/** After the digit at `u[i]`: a duration unit right away, or after one character that may be a space. */
+function unitAfterNumber(u: Uint16Array, i: number, end: number): boolean {
+  if (i + 1 >= end) return false;
+  const next = u[i + 1] as number;
+  if (isDigit(next) || next === Char.Dot) return false;
+  return unitAt(u, i + 1, end) || (!isAlnum(next) && unitAt(u, i + 2, end));
+}
+
+/** At `u[i]` (`-`, `_` or `:`) after runs of digits, hex digits and letters: could a volatile value be there? */
+function volatileAfterRun(u: Uint16Array, i: number, end: number, c: number, digits: number, hex: number, letters: number): boolean {
+  if (c === Char.Minus && (hex >= 8 || digits >= 4)) return true;
+  if ((c === Char.Minus || c === Char.Underscore) && letters >= 2 && alnumRun(u, i + 1, end) >= 10) return true;
+  return c === Char.Colon && digits >= 1 && i + 2 < end && isDigit(u[i + 1] as number) && isDigit(u[i + 2] as number);
+}
+
+/** Letters and digits in a row from `u[from]` (at most 10 are counted). */
+function alnumRun(u: Uint16Array, from: number, end: number): number {
+  let n = 0;
+  for (let i = from; i < end && n < 10 && isAlnum(u[i] as number); i++) n++;
+  return n;
+}
+
+/**
+ * One result text being read, possibly in pieces (around the volatile values the pattern found):
+ * the hash lanes, the collapsed length, and what the pass learnt.
+ */
+export class ResultText implements LanePair {
+  ha = 0;
+  hb = 0;
+  /** Lanes in progress: even units go into `a`, odd ones into `b`. */
+  private a = 0;
+  private b = 0;
+  /** Units of the collapsed text so far. */
+  private n = 0;
+  private pendingSpace = false;
+  /** Letters, digits and non-ASCII units seen (word characters). */
+  words = 0;
+  /** ASCII letters and digits seen (a status word has few: `MAX_STATUS_WORD_LENGTH`). */
+  alnum = 0;
+  digit = false;
+  /** A unit below U+0020 was seen (invalid inside a JSON string). */
+  control = false;
+  /**
+   * The text could match the volatile pattern somewhere (a necessary condition, checked in the
+   * same pass: see `feed`); false means it cannot.
+   */
+  mayHoldVolatile = false;
+
+  start(): void {
+    this.a = seedA(Tag.String);
+    this.b = seedB(Tag.String);
+    this.n = 0;
+    this.pendingSpace = false;
+    this.words = 0;
+    this.alnum = 0;
+    this.digit = false;
+    this.control = false;
+    this.mayHoldVolatile = false;
+  }
+
+  /** One unit of the collapsed text (a pending space first). */
+  unit(c: number): void {
+    if (this.pendingSpace) {
+      this.pendingSpace = false;
+      this.unit(Char.Space);
+    }
+    if ((this.n & 1) === 0) this.a = Math.imul(this.a ^ c, Mix.Even);
+    else this.b = Math.imul(this.b ^ c, Mix.Odd);
+    this.n++;
+  }
+
+  /** The hash of the text read: the lanes back in their order, the length in lane a. */
+  finish(): void {
+    this.ha = this.a ^ this.n;
+    this.hb = this.b;
+  }
+
+  /**
+   * Reads `u[from, to)`. The volatile check follows the pattern's alternatives, each of which
+   * needs, in a row: 8 hex digits then `-` (uuid); 4 digits then `-` (ISO date-time); a digit,
+   * `:`, two digits (time of day); 10 digits (epoch); 16 hex digits (long hex id); 26 of
+   * [0-9A-Z] (ULID); 2 letters, `-` or `_`, then 10 letters or digits (prefixed id); a digit then
+   * a unit, right away or after one character (duration); `pid` (process id).
+   */
+  feed(u: Uint16Array, from: number, to: number): void {
+    let a = this.a;
+    let b = this.b;
+    let n = this.n;
+    let pending = this.pendingSpace;
+    let words = 0;
+    let alnum = 0;
+    let digit = false;
+    let control = false;
+    let volatile = false;
+    // Character tests are written out in the loop, not called (TurboFan did not inline the helpers).
+    for (let i = from; i < to; i++) {
+      const c = u[i] as number;
+      if (c <= Char.Space || c === Char.NoBreakSpace || c >= Char.LineSeparator) {
+        if (c < Char.Space) control = true;
+        if (c === Char.Space || (c >= Char.Tab && c <= Char.CarriageReturn) || c === Char.NoBreakSpace || c === Char.ByteOrderMark || c === Char.LineSeparator || c === Char.ParagraphSeparator) {
+          pending = n > 0;
+          continue;
+        }
+      }
+      if (pending) {
+        if ((n & 1) === 0) a = Math.imul(a ^ Char.Space, Mix.Even);
+        else b = Math.imul(b ^ Char.Space, Mix.Odd);
+        n++;
+        pending = false;
+      }
+      if ((n & 1) === 0) a = Math.imul(a ^ c, Mix.Even);
+      else b = Math.imul(b ^ c, Mix.Odd);
+      n++;
+      if (c >= Char.Digit0 && c <= Char.Digit9) {
+        words++;
+        alnum++;
+        digit = true;
+      } else if (c >= Char.LowerA ? c <= Char.LowerZ : c >= Char.UpperA && c <= Char.UpperZ) {
+        words++;
+        alnum++;
+      } else if (c > Char.LastAscii) words++;
+    }
+    if (digit) volatile = scanVolatile(u, from, to);
+    this.a = a;
+    this.b = b;
+    this.n = n;
+    this.pendingSpace = pending;
+    this.words += words;
+    this.alnum += alnum;
+    if (digit) this.digit = true;
+    if (control) this.control = true;
+    if (volatile) this.mayHoldVolatile = true;
+  }
+}
+
+function scanVolatile(u: Uint16Array, start: number, end: number): boolean {
+  let digits = 0;
+  let hex = 0;
+  let upper = 0;
+  let letters = 0;
+  for (let i = start; i < end; i++) {
+    const c = u[i] as number;
+    if (c >= Char.Digit0 && c <= Char.Digit9) {
+      digits++;
+      hex++;
+      upper++;
+      letters = 0;
+      if (digits >= 10 || hex >= 16 || upper >= 26 || unitAfterNumber(u, i, end)) return true;
+      continue;
+    }
+    if (c >= Char.LowerA ? c <= Char.LowerZ : c >= Char.UpperA && c <= Char.UpperZ) {
+      digits = 0;
+      hex = (c >= Char.LowerA && c <= Char.LowerF) || (c >= Char.UpperA && c <= Char.UpperF) ? hex + 1 : 0;
+      upper = c <= Char.UpperZ ? upper + 1 : 0;
+      letters++;
+      if (hex >= 16 || upper >= 26) return true;
+      if (c === Char.LowerP && i + 2 < end && u[i + 1] === Char.LowerI && u[i + 2] === Char.LowerD) return true;
+      continue;
+    }
+    if ((c === Char.Minus || c === Char.Underscore || c === Char.Colon) && volatileAfterRun(u, i, end, c, digits, hex, letters)) return true;
+    digits = hex = upper = letters = 0;
+  }
+  return false;
+}
+
+const probe = new ResultText();
+
+/** Could the volatile pattern match anywhere in `u[start, end)`? (The check `ResultText.feed` makes.) */
+export function mayHoldVolatile(u: Uint16Array, start: number, end: number): boolean {
+  probe.start();
+  probe.feed(u, start, end);
+  return probe.mayHoldVolatile;
+}
