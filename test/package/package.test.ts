@@ -55,7 +55,9 @@ describe('the npm tarball', () => {
       expect(map.sourcesContent, file).toBeUndefined();
       expect(map.sources.length, file).toBeGreaterThan(0);
     }
-    expect(packed.size).toBeLessThan(350_000);
+    // 267 kB at the packaging fix; 354 kB with serve (generated OTLP code) and cost: a bound that
+    // still catches embedded sources (572 kB) or a second bundled engine
+    expect(packed.size).toBeLessThan(400_000);
     expect(statSync(tarball).size).toBe(packed.size);
   });
 
