@@ -1,14 +1,18 @@
-import { LoopEngine, type ToolCall, type TraceDetector } from '../dist/index.js';
+import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, fingerprint, LoopEngine, type FingerprintOptions, type ToolCall, type TraceDetector } from '../dist/index.js';
+import { NAIVE_WINDOW, NaiveTrace, naiveKey } from './support/naive.js';
+import { argumentsOfSize, jsonOfSize } from './support/payloads.js';
 import { childSpan, pipeline, rootSpan } from './support/pipeline.js';
-import { ratio, type Figure } from './support/report.js';
-import { compare, type Contender } from './support/side-by-side.js';
+import { median, ratio, type Figure } from './support/report.js';
+import { interleaved, spreadOf, type Contender } from './support/side-by-side.js';
 
 /**
  * The engine's cost per tool call as the trace's history fills (8, 32, the default 128
- * remembered calls, and beyond, when the oldest are overwritten), side by side with the
- * lifecycle of one bare span: how many bare spans one engine step costs. Calls carry ready hashes
- * (fingerprinting is measured with the lifecycle), distinct arguments and results over 6 tools,
- * as honest work does, so no loop fires and every rule walks its whole streak.
+ * remembered calls, and beyond, when the oldest are overwritten), and the fingerprint's cost per
+ * KB of arguments and results, each beside the naive detector (`support/naive.ts`: a per-trace
+ * map of `name + JSON.stringify(args)` over a window of 30 calls) doing the same step: the ratio
+ * is what loopwatch's precision costs. Engine calls carry ready hashes and the naive detector
+ * ready (already hashed) keys; fingerprints are measured on their own. Calls are distinct over 6
+ * tools, as honest work is, so no loop fires and every rule walks its whole streak.
  */
 
 const TOOLS = ['search', 'read_file', 'write_file', 'run_tests', 'list_dir', 'fetch_url'];
@@ -26,18 +30,19 @@ function call(i: number): ToolCall {
   };
 }
 
+const PER_TRACE = 8;
+
 /** Each round records `calls` calls, spread over detectors that already remember `depth` calls. */
 function engineContender(engine: LoopEngine, depth: number, calls: number): Contender {
-  const perTrace = 8;
   const prefix = Array.from({ length: depth }, (_, i) => call(i));
-  const measured = Array.from({ length: perTrace }, (_, k) => call(depth + k));
+  const measured = Array.from({ length: PER_TRACE }, (_, k) => call(depth + k));
   let detectors: TraceDetector[] = [];
   let t = 0;
   return {
     name: `engine at ${depth}`,
     prepare: () => {
       detectors = [];
-      for (let n = 0; n < calls / perTrace; n++) {
+      for (let n = 0; n < calls / PER_TRACE; n++) {
         const d = engine.createTrace(`t${t++}`);
         for (const c of prefix) d.record(c, true);
         detectors.push(d);
@@ -48,6 +53,63 @@ function engineContender(engine: LoopEngine, depth: number, calls: number): Cont
     },
   };
 }
+
+/** The naive detector's step for the same calls: keys already built and hashed (their fingerprints). */
+function naiveContender(depth: number, calls: number): Contender {
+  const key = (i: number): string => naiveKey(TOOLS[i % TOOLS.length] ?? 'search', `{"q":"query ${i}","page":${i % 7}}`);
+  const prefix = Array.from({ length: depth }, (_, i) => key(i));
+  const measured = Array.from({ length: PER_TRACE }, (_, k) => key(depth + k));
+  const hashed = new Map(measured.map((k) => [k, 0]));
+  let traces: NaiveTrace[] = [];
+  return {
+    name: `naive at ${depth}`,
+    prepare: () => {
+      traces = [];
+      for (let n = 0; n < calls / PER_TRACE; n++) {
+        const tr = new NaiveTrace();
+        for (const k of prefix) tr.record(k);
+        traces.push(tr);
+      }
+      if (hashed.size === 0) throw new Error('unreachable');
+    },
+    round: () => {
+      for (const tr of traces) for (const k of measured) tr.record(k);
+    },
+  };
+}
+
+/** A stream of fingerprints of `payloads` (rotating) vs the naive key of the same payloads. */
+function fingerprintContenders(payloads: readonly string[], options: FingerprintOptions, perRound: number): [Contender, Contender] {
+  const window = new Map<string, number>();
+  let i = 0;
+  let j = 0;
+  let sink = 0;
+  return [
+    {
+      name: 'naive',
+      round: () => {
+        for (let n = 0; n < perRound; n++) {
+          // building the key and the map's first hash of it: the naive detector's fingerprint
+          const k = naiveKey('search_orders', payloads[i++ % payloads.length]);
+          sink += window.get(k) ?? 0;
+          if (window.size < NAIVE_WINDOW) window.set(k, 1);
+        }
+      },
+    },
+    {
+      name: 'loopwatch',
+      round: () => {
+        for (let n = 0; n < perRound; n++) sink += fingerprint(payloads[j++ % payloads.length], options).informative;
+        if (sink < 0) throw new Error('unreachable');
+      },
+    },
+  ];
+}
+
+const now = Date.parse('2026-11-21T10:00:00Z');
+const normalize = (k: string): string => k.replace(/[_\-. ]/g, '').toLowerCase();
+const ARGS: FingerprintOptions = { side: 'arguments', volatileKeys: new Set(DEFAULT_VOLATILE_ARGUMENT_KEYS.map(normalize)), now };
+const RESULT: FingerprintOptions = { side: 'result', volatileKeys: new Set(DEFAULT_VOLATILE_RESULT_KEYS.map(normalize)) };
 
 export async function engineFigures(options: { quick: boolean }): Promise<Figure[]> {
   const engine = new LoopEngine();
@@ -67,9 +129,14 @@ export async function engineFigures(options: { quick: boolean }): Promise<Figure
     },
   };
   const figures: Figure[] = [];
+  const sets = options.quick ? 3 : 20;
   for (const depth of [0, 8, 32, 128, 512]) {
     // as many engine calls per round as bare spans: the ratio is per call, per span
-    const r = await compare(bareSpans, engineContender(engine, depth, spans), { warmupRounds: options.quick ? 1 : 5, pairs: options.quick ? 3 : 20 });
+    const times = await interleaved([bareSpans, engineContender(engine, depth, spans), naiveContender(depth, spans)], { warmupRounds: options.quick ? 1 : 5, sets });
+    const [b = [], lw = [], nv = []] = times;
+    const perSpan = spreadOf(lw.map((t, k) => t / (b[k] ?? NaN)));
+    const naivePerSpan = median(nv.map((t, k) => t / (b[k] ?? NaN)));
+    const vsNaive = spreadOf(lw.map((t, k) => t / (nv[k] ?? NaN)));
     const remembered = Math.min(depth, engine.config.historySize);
     figures.push({
       section: 'engine',
@@ -77,10 +144,37 @@ export async function engineFigures(options: { quick: boolean }): Promise<Figure
         depth === 0
           ? 'engine, per call: the first 8 calls of a trace'
           : `engine, per call: ${remembered} calls remembered${depth > engine.config.historySize ? ` (after ${depth}: history full)` : ''}`,
-      value: `${ratio(r.ratio)} a bare span`,
-      note: `one recorded call ÷ one bare span lifecycle; median of ${r.pairs} paired rounds, IQR ${r.p25.toFixed(3)}–${r.p75.toFixed(3)}`,
+      value: `${ratio(perSpan.median)} a bare span`,
+      note: `one recorded call ÷ one bare span lifecycle (IQR ${perSpan.p25.toFixed(3)}–${perSpan.p75.toFixed(3)}); the naive detector's step ${ratio(naivePerSpan)} a bare span (window ${NAIVE_WINDOW}); loopwatch ÷ naive ${ratio(vsNaive.median)} (IQR ${vsNaive.p25.toFixed(3)}–${vsNaive.p75.toFixed(3)}); ${vsNaive.n} sets`,
     });
   }
   await bare.shutdown();
+
+  const kinds: ReadonlyArray<{ name: string; size: number; payloads: () => string[]; options: FingerprintOptions }> = [
+    { name: 'arguments, 1 KB of structured JSON', size: 1024, payloads: () => pool((k) => jsonOfSize(1024, k, 'args')), options: ARGS },
+    { name: 'arguments, 10 KB of structured JSON', size: 10 * 1024, payloads: () => pool((k) => jsonOfSize(10 * 1024, k, 'args')), options: ARGS },
+    { name: 'arguments, 100 KB of structured JSON', size: 100 * 1024, payloads: () => pool((k) => jsonOfSize(100 * 1024, k, 'args'), 8), options: ARGS },
+    { name: 'arguments, 1 KB mostly text (a file write)', size: 1024, payloads: () => pool((k) => argumentsOfSize(1024, k)), options: ARGS },
+    { name: 'result, 1 KB of structured JSON (the naive detector reads none)', size: 1024, payloads: () => pool((k) => jsonOfSize(1024, k, 'result')), options: RESULT },
+    { name: 'result, 10 KB of structured JSON (the naive detector reads none)', size: 10 * 1024, payloads: () => pool((k) => jsonOfSize(10 * 1024, k, 'result')), options: RESULT },
+  ];
+  for (const k of kinds) {
+    const perRound = Math.max(4, Math.round((options.quick ? 20_000 : 400_000) / k.size));
+    const [naive, lw] = fingerprintContenders(k.payloads(), k.options, perRound);
+    const times = await interleaved([naive, lw], { warmupRounds: options.quick ? 1 : 5, sets: options.quick ? 3 : 20 });
+    const [nv = [], fp = []] = times;
+    const r = spreadOf(fp.map((t, n) => t / (nv[n] ?? NaN)));
+    const perKb = (ts: number[]): string => `${((median(ts) * 1000) / perRound / (k.size / 1024)).toFixed(0)} ns/KB`;
+    figures.push({
+      section: 'engine',
+      name: `fingerprint per KB, ${k.name}`,
+      value: `${ratio(r.median)} the naive key`,
+      note: `loopwatch ${perKb(fp)}, naive ${perKb(nv)} (CPU on this machine); IQR ${r.p25.toFixed(3)}–${r.p75.toFixed(3)}, ${r.n} sets`,
+    });
+  }
   return figures;
+}
+
+function pool(make: (k: number) => string, n = 32): string[] {
+  return Array.from({ length: n }, (_, k) => make(k));
 }

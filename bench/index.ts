@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: what loopwatch costs the app it watches, measured side by side in one run.
- *   node --expose-gc --import tsx bench/index.ts [--quick] [--only=lifecycle,engine,memory,churn,scan,serve]
+ *   node --expose-gc --import tsx bench/index.ts [--quick] [--only=lifecycle,engine,memory,churn,scan,serve] [--scenario=agent,single,...]
  * Ratios, not times: each figure compares loopwatch with the same work without it, in the same
  * process, in alternating rounds. Measures the built package (dist/), as users run it.
  * `--quick` shrinks every section to seconds (the smoke test); figures are then only indicative.
@@ -15,9 +15,11 @@ import { scanFigures } from './scan.js';
 import { serveFigures } from './serve.js';
 import { printSection, type Figure } from './support/report.js';
 
+const scenarios = process.argv.find((a) => a.startsWith('--scenario='))?.slice('--scenario='.length).split(',');
+
 const SECTIONS: Record<string, { title: string; run: (quick: boolean) => Promise<Figure[]> }> = {
-  lifecycle: { title: 'Span lifecycle, with loopwatch ÷ without', run: (quick) => lifecycle({ quick }) },
-  engine: { title: 'Engine cost per tool call as the history grows', run: (quick) => engineFigures({ quick }) },
+  lifecycle: { title: 'Span lifecycle, with loopwatch ÷ without', run: (quick) => lifecycle({ quick, ...(scenarios ? { only: scenarios } : {}) }) },
+  engine: { title: 'Engine cost per tool call as the history grows, fingerprint cost per KB, beside the naive detector', run: (quick) => engineFigures({ quick }) },
   memory: { title: 'Memory', run: (quick) => memoryFigures({ quick }) },
   churn: { title: 'Churn', run: (quick) => churnFigures({ quick }) },
   scan: { title: 'loopwatch scan', run: (quick) => scanFigures({ quick }) },

@@ -1,0 +1,202 @@
+import { ROOT_CONTEXT, type Context, type Tracer } from '@opentelemetry/api';
+import { acknowledgement, argumentsOfSize, jsonOfSize } from './payloads.js';
+import { childSpan, rootSpan } from './pipeline.js';
+
+/**
+ * The traces the lifecycle bench runs, as instrumentations write them: the span names and
+ * attributes of the gen_ai and HTTP semantic conventions, ids made by the SDK, and each child
+ * started in its parent's context (the context an app's context manager propagates).
+ */
+
+/** One trace of a workload; `i` varies ids and payloads from trace to trace. */
+export type TraceShape = (tracer: Tracer, i: number) => void;
+
+export interface Workload {
+  readonly shape: TraceShape;
+  /** Spans in one trace. */
+  readonly spans: number;
+  /** Tool spans in one trace. */
+  readonly toolCalls: number;
+}
+
+function httpSpan(tracer: Tracer, parent: Context, i: number): void {
+  childSpan(
+    tracer,
+    parent,
+    'POST',
+    {
+      'http.request.method': 'POST',
+      'url.full': `https://api.example.com/v1/orders/${i % 97}`,
+      'server.address': 'api.example.com',
+      'server.port': 443,
+      'network.protocol.version': '1.1',
+      'user_agent.original': 'support-bot/1.4',
+    },
+    { 'http.response.status_code': 200, 'http.response.body.size': 512 + (i % 100) },
+  );
+}
+
+function chatSpan(tracer: Tracer, parent: Context, i: number): void {
+  childSpan(
+    tracer,
+    parent,
+    'chat gpt-4.1-mini',
+    {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-4.1-mini',
+      'gen_ai.request.temperature': 0.2,
+      'gen_ai.request.max_tokens': 1024,
+      'server.address': 'api.openai.com',
+      'server.port': 443,
+    },
+    {
+      'gen_ai.response.model': 'gpt-4.1-mini-2025-04-14',
+      'gen_ai.response.id': `chatcmpl-${i}`,
+      'gen_ai.response.finish_reasons': ['tool_calls'],
+      'gen_ai.usage.input_tokens': 1200 + (i % 50),
+      'gen_ai.usage.output_tokens': 80 + (i % 13),
+    },
+  );
+}
+
+function agentRoot(tracer: Tracer, i: number): ReturnType<typeof rootSpan> {
+  return rootSpan(tracer, 'invoke_agent support-bot', {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.provider.name': 'openai',
+    'gen_ai.agent.name': 'support-bot',
+    'gen_ai.agent.id': 'agent_support_1',
+    'gen_ai.prompt.name': `support-v${i % 3}`,
+    'gen_ai.conversation.id': `conv_${i}`,
+  });
+}
+
+/** A tool span: arguments when it starts (the model wrote them), the result set after start. */
+function toolSpan(tracer: Tracer, parent: Context, name: string, args: string, result: string, i: number): void {
+  childSpan(
+    tracer,
+    parent,
+    `execute_tool ${name}`,
+    {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': name,
+      'gen_ai.tool.type': 'function',
+      'gen_ai.tool.call.id': `call_${i}`,
+      'gen_ai.tool.call.arguments': args,
+    },
+    { 'gen_ai.tool.call.result': result },
+  );
+}
+
+/** Payload sets rotate over this many traces (distinct inputs, as a stream of traces has). */
+const POOL = 64;
+
+/**
+ * What agents do (issue 17): an agent root, 44 model calls and 5 tool calls, 50 spans. The agent
+ * searches orders four times with different queries (about 1 KB of structured JSON arguments
+ * each) and reads one order; every result is about 1 KB of records, set after the span starts.
+ * All calls differ, so no loop fires: this is the honest work loopwatch must not slow down.
+ */
+export function agentMix(): Workload {
+  const search = Array.from({ length: POOL * 4 }, (_, k) => jsonOfSize(1024, k, 'args'));
+  const found = Array.from({ length: POOL * 4 }, (_, k) => jsonOfSize(1024, k, 'result'));
+  const order = Array.from({ length: POOL }, (_, k) => jsonOfSize(1024, 10_000 + k, 'result'));
+  // the model calls between tool calls: the agent thinks, calls a tool, reads its answer, ...
+  const TOOLS_AFTER = [8, 16, 24, 32, 40];
+  return {
+    spans: 50,
+    toolCalls: 5,
+    shape: (tracer, i) => {
+      const root = agentRoot(tracer, i);
+      const p = i % POOL;
+      let tools = 0;
+      for (let k = 0; k < 44; k++) {
+        chatSpan(tracer, root.context, i * 50 + k);
+        if (TOOLS_AFTER[tools] === k) {
+          if (tools < 4) toolSpan(tracer, root.context, 'search_orders', search[p * 4 + tools] ?? '', found[p * 4 + tools] ?? '', i * 50 + 44 + tools);
+          else toolSpan(tracer, root.context, 'get_order', `{"order_id":"ord_${i}","include":["items","shipping"]}`, order[p] ?? '', i * 50 + 49);
+          tools++;
+        }
+      }
+      root.span.end();
+    },
+  };
+}
+
+/**
+ * The mix the bench ran before issue 17: an agent root, 8 other spans (chat and HTTP) and 1 tool
+ * call with 1 KB of arguments (a file write, its acknowledgement as the result): one tool call
+ * per trace, never a repeated tool.
+ */
+export function singleToolMix(): Workload {
+  const args = Array.from({ length: POOL }, (_, k) => argumentsOfSize(1024, k));
+  const results = Array.from({ length: POOL }, (_, k) => acknowledgement(k, 1024));
+  return {
+    spans: 10,
+    toolCalls: 1,
+    shape: (tracer, i) => {
+      const root = agentRoot(tracer, i);
+      for (let k = 0; k < 8; k++) {
+        if (k % 2 === 0) chatSpan(tracer, root.context, i * 10 + k);
+        else httpSpan(tracer, root.context, i * 10 + k);
+      }
+      toolSpan(tracer, root.context, 'write_file', args[i % POOL] ?? '', results[i % POOL] ?? '', i);
+      root.span.end();
+    },
+  };
+}
+
+/** An HTTP server root and 9 children (chat and HTTP client spans): spans loopwatch must pass over. */
+export function nonToolTraces(): Workload {
+  return {
+    spans: 10,
+    toolCalls: 0,
+    shape: (tracer, i) => {
+      const root = rootSpan(tracer, 'POST /api/support', {
+        'http.request.method': 'POST',
+        'http.route': '/api/support',
+        'url.path': '/api/support',
+        'url.scheme': 'https',
+        'server.address': 'support.example.com',
+        'http.response.status_code': 200,
+      });
+      for (let k = 0; k < 9; k++) {
+        if (k % 3 === 0) chatSpan(tracer, root.context, i * 10 + k);
+        else httpSpan(tracer, root.context, i * 10 + k);
+      }
+      root.span.end();
+    },
+  };
+}
+
+/**
+ * Tool spans with no parent at all: a tool server receiving calls without trace context, or an
+ * app without a context manager. Each call is a trace of one span.
+ */
+export function parentlessToolCalls(): Workload {
+  const args = Array.from({ length: POOL }, (_, k) => jsonOfSize(256, k, 'args'));
+  const results = Array.from({ length: POOL }, (_, k) => jsonOfSize(512, k, 'result'));
+  return {
+    spans: 1,
+    toolCalls: 1,
+    shape: (tracer, i) => toolSpan(tracer, ROOT_CONTEXT, 'search_orders', args[i % POOL] ?? '', results[i % POOL] ?? '', i),
+  };
+}
+
+/**
+ * An agent root and 10 calls of a `write_file` tool with `argBytes` of arguments (the file's
+ * content, mostly) and its short acknowledgement as the result, all distinct.
+ */
+export function writeFileTraces(argBytes: number): Workload {
+  const args = Array.from({ length: 10 }, (_, k) => argumentsOfSize(argBytes, k));
+  const results = Array.from({ length: 10 }, (_, k) => acknowledgement(k, argBytes));
+  return {
+    spans: 11,
+    toolCalls: 10,
+    shape: (tracer, i) => {
+      const root = agentRoot(tracer, i);
+      for (let k = 0; k < 10; k++) toolSpan(tracer, root.context, 'write_file', args[k] ?? '', results[k] ?? '', i * 10 + k);
+      root.span.end();
+    },
+  };
+}
