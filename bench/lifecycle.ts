@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { pipeline, type Pipeline, type PipelineKind } from './support/pipeline.js';
 import { median, ratio, type Figure } from './support/report.js';
 import { interleaved, spreadOf, type Contender, type Spread } from './support/side-by-side.js';
-import { agentMix, nonToolTraces, parentlessToolCalls, singleToolMix, writeFileTraces, type Workload } from './support/traces.js';
+import { agentMix, agentSteps, nonToolTraces, parentlessToolCalls, singleToolMix, writeFileTraces, type Workload } from './support/traces.js';
 
 /**
  * The span lifecycle (start with attributes, set more, end, export through a batch processor to a
@@ -157,9 +157,27 @@ const SCENARIOS: readonly Scenario[] = [
     sets: 30,
     processes: 3,
     rows: [
-      { name: 'parentless tool spans (each its own trace: a tool server), beyond maxTraces ÷ bare', of: over('loopwatch', 'bare') },
+      { name: 'parentless tool spans (each its own trace: a tool server called without trace context) ÷ bare', of: over('loopwatch', 'bare') },
       { name: 'parentless tool spans ÷ an idle span processor', of: over('loopwatch', 'idle') },
     ],
+  },
+  {
+    key: 'steps',
+    workload: agentSteps,
+    contenders: ['bare', 'idle', 'loopwatch'],
+    traces: 1500,
+    sets: 30,
+    processes: 3,
+    rows: [{ name: 'agent steps: model call (usage read for loop cost) then tool call, 4 steps (40 % tool spans) ÷ bare', of: over('loopwatch', 'bare') }],
+  },
+  {
+    key: 'write-200',
+    workload: () => writeFileTraces(200),
+    contenders: ['bare', 'loopwatch'],
+    traces: 1000,
+    sets: 30,
+    processes: 2,
+    rows: [{ name: 'tool spans, write_file with 200 B arguments (10 calls a trace) ÷ bare', of: over('loopwatch', 'bare') }],
   },
   {
     key: 'write-10k',

@@ -184,6 +184,29 @@ export function parentlessToolCalls(): Workload {
 }
 
 /**
+ * An agent run as steps: a model call (with usage), then the tool call it asked for, four times,
+ * and the model's final call: from the first tool call on, loopwatch reads each model call's
+ * usage for what loops cost (issue 16), which the other shapes reach only after their first tool.
+ */
+export function agentSteps(): Workload {
+  const args = Array.from({ length: POOL }, (_, k) => argumentsOfSize(1024, k));
+  const results = Array.from({ length: POOL }, (_, k) => acknowledgement(k, 1024));
+  return {
+    spans: 10,
+    toolCalls: 4,
+    shape: (tracer, i) => {
+      const root = agentRoot(tracer, i);
+      for (let k = 0; k < 4; k++) {
+        chatSpan(tracer, root.context, i * 10 + k);
+        toolSpan(tracer, root.context, 'write_file', args[(i + k) % POOL] ?? '', results[(i + k) % POOL] ?? '', i * 10 + k);
+      }
+      chatSpan(tracer, root.context, i * 10 + 9);
+      root.span.end();
+    },
+  };
+}
+
+/**
  * An agent root and 10 calls of a `write_file` tool with `argBytes` of arguments (the file's
  * content, mostly) and its short acknowledgement as the result, all distinct.
  */
