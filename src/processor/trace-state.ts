@@ -6,7 +6,7 @@ import type { LoopDetection } from '../detector/types.js';
 import { ToolLoopError } from '../errors.js';
 import { callContained } from '../otel/diag.js';
 import { SmallMap } from './small-map.js';
-import type { Touchable } from './trace-store.js';
+import type { StoreLinks } from './trace-store.js';
 
 /**
  * Prompt and agent names an open span carries or inherited. One record is shared by a named span
@@ -63,8 +63,11 @@ const ROOT_BATCHES = '-';
  * starts (its own parent is then recorded already, by induction). Leaf spans, most spans of a
  * trace, are never recorded.
  */
-export class TraceState implements Touchable {
+export class TraceState implements StoreLinks<TraceState> {
   touched = 0;
+  storeId = '';
+  older: TraceState | undefined;
+  newer: TraceState | undefined;
   /** The engine's state for this trace (made at its first tool call). */
   detector: DeferredTrace | undefined;
   nextCallIndex = 0;

@@ -1,6 +1,14 @@
-/** Anything kept per trace: it only needs to remember when it was last used. */
-export interface Touchable {
+/**
+ * What the store keeps in each trace's state: when it was last used, and its place in the order of
+ * use (a list through the states themselves: no entry object per trace).
+ */
+export interface StoreLinks<T> {
   touched: number;
+  /** The trace id it is stored under (set by the store). */
+  storeId: string;
+  /** The next less and more recently used states (set by the store). */
+  older: T | undefined;
+  newer: T | undefined;
 }
 
 export interface TraceStoreOptions {
@@ -14,19 +22,28 @@ export interface TraceStoreOptions {
 const SWEEP_EVERY_MS = 1_000;
 
 /**
- * Per-trace state with bounded memory however many traces pass: a Map kept in least-recently-used
- * order (touching moves an entry to the end), trimmed to `maxTraces` on insert and swept for idle
- * entries at most once a second, from the oldest end, so a sweep costs only what it removes. Idle
- * times are read from the monotonic clock: a change of the wall clock cannot stretch or shrink them.
+ * Per-trace state with bounded memory however many traces pass: a Map from trace id to state, and
+ * the states in a list from the least to the most recently used. A use moves a state to the
+ * recent end; beyond `maxTraces` the least recently used goes, and a sweep (at most once a second)
+ * drops the idle ones from the old end, so each costs only what it removes. Idle times are read
+ * from the monotonic clock: a change of the wall clock cannot stretch or shrink them.
+ *
+ * The list, not the Map's insertion order, says which trace is oldest: finding a Map's first entry
+ * walks the slots its deletions left behind, microseconds per eviction once traces are evicted by
+ * the thousand (bench: parentless tool spans beyond maxTraces).
  *
  * The newest trace is held beside the Map until a newer one comes, so that an app running one
  * agent at a time never inserts into or deletes from the Map (bench: realistic mix, 2 %).
  */
-export class TraceStore<T extends Touchable> {
+export class TraceStore<T extends StoreLinks<T>> {
   private readonly map = new Map<string, T>();
-  /** The newest trace, not in `map`. */
+  /** The newest trace, not in `map` (in the list like any other). */
   private hotId: string | undefined;
   private hot: T | undefined;
+  /** The ends of the list of use. */
+  private oldest: T | undefined;
+  private newest: T | undefined;
+  private count = 0;
   private lastSweep = 0;
   private readonly now: () => number;
   /** Traces dropped because of `maxTraces` or `idleMs` (not by a root span ending). */
@@ -37,7 +54,7 @@ export class TraceStore<T extends Touchable> {
   }
 
   get size(): number {
-    return this.map.size + (this.hot !== undefined ? 1 : 0);
+    return this.count;
   }
 
   /** Looks up without touching. */
@@ -48,14 +65,14 @@ export class TraceStore<T extends Touchable> {
   /** Looks up and marks as used. */
   get(traceId: string): T | undefined {
     const state = this.peek(traceId);
-    if (state) this.touch(traceId, state);
+    if (state) this.touch(state);
     return state;
   }
 
   getOrCreate(traceId: string, create: () => T): T {
     const existing = this.peek(traceId);
     if (existing) {
-      this.touch(traceId, existing);
+      this.touch(existing);
       return existing;
     }
     return this.add(traceId, create());
@@ -65,60 +82,78 @@ export class TraceStore<T extends Touchable> {
   add(traceId: string, state: T): T {
     const now = this.now();
     state.touched = now;
+    state.storeId = traceId;
     if (this.hotId !== undefined && this.hot !== undefined) this.map.set(this.hotId, this.hot);
     this.hotId = traceId;
     this.hot = state;
-    while (this.size > this.options.maxTraces) this.dropOldest();
+    this.link(state);
+    this.count++;
+    while (this.count > this.options.maxTraces && this.oldest !== undefined) {
+      this.remove(this.oldest);
+      this.evicted++;
+    }
     this.maybeSweep(now);
     return state;
   }
 
   delete(traceId: string): void {
-    if (traceId === this.hotId) this.dropHot();
-    else this.map.delete(traceId);
+    const state = this.peek(traceId);
+    if (state !== undefined) this.remove(state);
   }
 
   clear(): void {
-    this.map.clear();
-    this.dropHot();
-  }
-
-  private dropHot(): void {
-    this.hotId = undefined;
-    this.hot = undefined;
-  }
-
-  private touch(traceId: string, state: T): void {
-    const now = this.now();
-    if (state !== this.hot) {
-      // to the end: the Map iterates in insertion order, oldest first
-      this.map.delete(traceId);
-      this.map.set(traceId, state);
+    for (let s = this.oldest; s !== undefined; ) {
+      const next = s.newer;
+      s.older = s.newer = undefined;
+      s = next;
     }
-    state.touched = now;
-    this.maybeSweep(now);
+    this.map.clear();
+    this.oldest = this.newest = undefined;
+    this.hotId = this.hot = undefined;
+    this.count = 0;
   }
 
-  private dropOldest(): void {
-    const first = this.map.keys().next();
-    if (first.done) {
-      if (this.hot === undefined) return;
-      this.dropHot();
-    } else this.map.delete(first.value);
-    this.evicted++;
+  /** Appends at the most recently used end. */
+  private link(state: T): void {
+    state.newer = undefined;
+    state.older = this.newest;
+    if (this.newest !== undefined) this.newest.newer = state;
+    else this.oldest = state;
+    this.newest = state;
+  }
+
+  private unlink(state: T): void {
+    const { older, newer } = state;
+    if (older !== undefined) older.newer = newer;
+    else this.oldest = newer;
+    if (newer !== undefined) newer.older = older;
+    else this.newest = older;
+    state.older = state.newer = undefined;
+  }
+
+  private remove(state: T): void {
+    this.unlink(state);
+    if (state === this.hot) this.hotId = this.hot = undefined;
+    else this.map.delete(state.storeId);
+    this.count--;
+  }
+
+  private touch(state: T): void {
+    const now = this.now();
+    state.touched = now;
+    if (state !== this.newest) {
+      this.unlink(state);
+      this.link(state);
+    }
+    this.maybeSweep(now);
   }
 
   private maybeSweep(now: number): void {
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
     const limit = now - this.options.idleMs;
-    if (this.hot !== undefined && this.hot.touched <= limit) {
-      this.dropHot();
-      this.evicted++;
-    }
-    for (const [id, state] of this.map) {
-      if (state.touched > limit) break;
-      this.map.delete(id);
+    while (this.oldest !== undefined && this.oldest.touched <= limit) {
+      this.remove(this.oldest);
       this.evicted++;
     }
   }
