@@ -46,6 +46,14 @@ export function isLocalRoot(span: ReadableToolSpan): boolean {
   return span.parentSpanId === undefined || span.parentSpanId === '';
 }
 
+/**
+ * No parent, not even a remote one: the span began its trace, and its trace ends with it (a tool
+ * server called without trace context, an app without a context manager).
+ */
+export function hasNoParent(span: ReadableToolSpan): boolean {
+  return span.parentSpanContext === undefined && (span.parentSpanId === undefined || span.parentSpanId === '');
+}
+
 /** A span loopwatch may write on later: what the event on the open parent needs. */
 export interface AnnotatableSpan {
   addEvent(name: string, attributes?: Record<string, string | number | boolean | string[]>): unknown;

@@ -6,7 +6,7 @@ import { argumentPreview, type ResolvedPreview } from '../otel/argument-preview.
 import { callContained, log, reportContained } from '../otel/diag.js';
 import { LoopLogs } from '../otel/loop-logs.js';
 import { LoopMetrics } from '../otel/loop-metrics.js';
-import type { ReadableToolSpan, SpanProcessorLike, WritableToolSpan } from '../otel/span-types.js';
+import { hasNoParent, type ReadableToolSpan, type SpanProcessorLike, type WritableToolSpan } from '../otel/span-types.js';
 import { resolveProcessorOptions, type LoopDetectionSpanProcessorOptions } from './options.js';
 import { detectionOutputs, writeDetections, type DetectionOutput } from './outputs.js';
 import type { SpanReading } from './span-reading.js';
@@ -164,7 +164,10 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       }
       // A leaf: its start is looked at now, from the same reading as its end.
       if (reading === undefined) {
-        // Most spans. In a trace loopwatch tracks it may be a model call, whose usage is what loops cost.
+        // Most spans. In a trace loopwatch tracks it may be a model call, whose usage is what loops
+        // cost. With no parent at all, nothing can be tracked for its trace: a signal asked for
+        // during the span would have made it no leaf (`startDeferredContained`).
+        if (hasNoParent(span)) return;
         const state = this.traces.peek(span.spanContext().traceId);
         if (state !== undefined) {
           this.spend.spanEnded(span, state);
@@ -221,6 +224,9 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       this.spend.detected(state, ended.decision);
       return [ended.decision];
     }
+    // A call alone in its trace completes nothing unless a rule fires on one call: its content is
+    // not even fingerprinted (bench: parentless tool spans).
+    if (ended.alone && state.detector === undefined && this.engine.policies.get(call.toolName).minCallThreshold >= 2) return NONE;
     const detector = (state.detector ??= new DeferredTrace(this.engine, ended.traceId, this.reportProblem, this.reportNote));
     const found = detector.record(call, ended.batchComplete);
     const completing = this.spend.toolCallRecorded(state);

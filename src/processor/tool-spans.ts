@@ -6,7 +6,7 @@ import type { RawToolCall } from '../detector/tool-call.js';
 import type { LoopDetection } from '../detector/types.js';
 import { ATTR_LOOP_ACTION, takeGuardMark } from '../guard/span-mark.js';
 import { callContained, log } from '../otel/diag.js';
-import { hrTimeToMs, isLocalRoot, parentIdOf, parentSpanOf, type AnnotatableSpan, type ReadableToolSpan, type WritableToolSpan } from '../otel/span-types.js';
+import { hasNoParent, hrTimeToMs, isLocalRoot, parentIdOf, parentSpanOf, type AnnotatableSpan, type ReadableToolSpan, type WritableToolSpan } from '../otel/span-types.js';
 import type { DetectionSite } from './outputs.js';
 import { SpanReading } from './span-reading.js';
 import { TraceState, type SpanNames, type StartedToolSpan } from './trace-state.js';
@@ -23,6 +23,8 @@ export interface EndedToolCall extends DetectionSite {
    * the tool never ran, so the engine must not count it; the decision is the event.
    */
   readonly decision: LoopDetection | undefined;
+  /** It has no parent at all: its trace began with it and ends with it, one call in all (see `hasNoParent`). */
+  readonly alone: boolean;
 }
 
 export interface ToolSpanOptions {
@@ -228,14 +230,16 @@ export class ToolSpans {
   /**
    * What the end of `span` means for its trace. The local root ends it, and nothing of the trace
    * is worth remembering any more, unless the root is a tool call itself (a tool server receiving
-   * remote calls: the next call of the same agent run arrives as another root). Names a span got
+   * remote calls: the next call of the same agent run arrives as another root); a tool span with no
+   * parent at all began its trace, and ends it like any root, so nothing is kept for it and nothing
+   * is left to evict (bench: parentless tool spans). Names a span got
    * after it started (Langfuse, the Mastra bridge) become the trace's latest.
    */
   spanEnded(span: ReadableToolSpan, reading: SpanReading | undefined, wasToolCall: boolean, writable: WritableToolSpan | undefined): void {
     const { traceId, spanId } = span.spanContext();
     const state = this.traces.peek(traceId);
     if (!state) return;
-    if (isLocalRoot(span) && !wasToolCall) {
+    if (isLocalRoot(span) && (!wasToolCall || hasNoParent(span))) {
       this.endTrace(traceId, state, writable);
       return;
     }
@@ -303,7 +307,8 @@ function endedToolCall(
   decision: LoopDetection | undefined,
   attributes: Record<string, string> | undefined,
 ): EndedToolCall {
-  return { trace, traceId, spanId, span, parentContext: start.parentContext, parentId: start.parentId, attributes, call, batchComplete, decision };
+  const alone = span !== undefined ? hasNoParent(span) : start.parentId === undefined;
+  return { trace, traceId, spanId, span, parentContext: start.parentContext, parentId: start.parentId, attributes, call, batchComplete, decision, alone };
 }
 
 /** The prompt name on a tool span that has none of its own. */
