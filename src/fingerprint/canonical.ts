@@ -40,8 +40,9 @@ export interface FingerprintOptions {
 export interface Fingerprint {
   readonly hash: Hash;
   /**
-   * Leaves that carry information: numbers and text other than status words ("ok", "done"),
-   * after volatile values are removed. Zero means a generic result such as `{"status":"ok"}`,
+   * Non-zero when some leaf carries information: a number, or text other than status words ("ok",
+   * "done") and acknowledgements, after volatile values are removed (text leaves are counted until
+   * the first informs; numbers always). Zero means a generic result such as `{"status":"ok"}`,
    * which is no evidence that two different calls achieved the same thing.
    */
   readonly informative: number;
@@ -200,7 +201,7 @@ export class Walker implements LanePair {
         this.set(L_VOLATILE);
         return;
       }
-      if (!isStatusWordRange(u, start, end)) this.informative++;
+      if (this.informative === 0 && !isStatusWordRange(u, start, end)) this.informative++;
       if (text(this, Tag.String, units, start, end)) this.control = true;
       return;
     }
@@ -258,7 +259,9 @@ export class Walker implements LanePair {
       this.feedWithPattern(sub === s ? u : this.patternUnits.encode(sub, 0).u16, sub, 0, sub.length);
     }
     if (t.control) this.control = true;
-    if (t.words > 0 && !(t.alnum <= MAX_STATUS_WORD_LENGTH && isStatusWordRange(u, start, end)) && !isAcknowledgementRange(u, start, end)) this.informative++;
+    // Only whether some leaf informs matters (see `Fingerprint.informative`): once one does, the
+    // word checks of the others are skipped.
+    if (this.informative === 0 && t.words > 0 && !(t.alnum <= MAX_STATUS_WORD_LENGTH && isStatusWordRange(u, start, end)) && !isAcknowledgementRange(u, start, end)) this.informative++;
     t.finish();
     this.ha = t.ha;
     this.hb = t.hb;

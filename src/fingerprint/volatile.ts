@@ -203,11 +203,7 @@ function statusCode(c: number): number {
 /** Letters and digits of the longest status word: text with more of them is never one. */
 export const MAX_STATUS_WORD_LENGTH = Math.max(...[...STATUS_WORDS].map((w) => w.length));
 
-const STATUS_WORDS_BY_LENGTH: ReadonlyArray<readonly string[]> = (() => {
-  const byLength: string[][] = [];
-  for (const w of STATUS_WORDS) (byLength[w.length] ??= []).push(w);
-  return byLength;
-})();
+const STATUS_WORDS_BY_LENGTH: ReadonlyArray<readonly string[]> = byLength(STATUS_WORDS);
 
 /**
  * `isStatusWord` of the text in `u[start, end)` without building strings: its letters and digits
@@ -252,15 +248,36 @@ const MAX_ACK_LENGTH = 160;
 /** Is the result text in `u[start, end)` only an acknowledgement (see `ACK_WORDS`)? */
 export function isAcknowledgementRange(u: Uint16Array, start: number, end: number): boolean {
   if (end - start > MAX_ACK_LENGTH) return false;
-  let word = '';
+  let from = -1;
   for (let i = start; i <= end; i++) {
-    const c = i < end ? statusCode(u[i] as number) : -1;
-    if (c >= 0) {
-      word += String.fromCharCode(c);
-      continue;
+    const word = i < end && statusCode(u[i] as number) >= 0;
+    if (word) {
+      if (from < 0) from = i;
+    } else if (from >= 0) {
+      if (!isWordIn(ACK_WORDS_BY_LENGTH, u, from, i)) return false;
+      from = -1;
     }
-    if (word !== '' && !ACK_WORDS.has(word)) return false;
-    word = '';
   }
   return true;
+}
+
+/** Words by length, for comparing a word of a text in place (`isWordIn`). */
+function byLength(words: Iterable<string>): ReadonlyArray<readonly string[]> {
+  const table: string[][] = [];
+  for (const w of words) (table[w.length] ??= []).push(w);
+  return table;
+}
+
+const ACK_WORDS_BY_LENGTH = byLength(ACK_WORDS);
+
+/** Is the word in `u[from, to)` (letters and digits only, any case) one of `table`'s? */
+function isWordIn(table: ReadonlyArray<readonly string[]>, u: Uint16Array, from: number, to: number): boolean {
+  const candidates = table[to - from];
+  if (candidates === undefined) return false;
+  for (const word of candidates) {
+    let k = 0;
+    while (k < word.length && statusCode(u[from + k] as number) === word.charCodeAt(k)) k++;
+    if (k === word.length) return true;
+  }
+  return false;
 }
