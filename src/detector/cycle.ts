@@ -35,42 +35,45 @@ export interface StepInfo {
 /** Numbers kept per step, in `data`: signature, then the `StepInfo` fields. */
 const F_SIG = 0;
 const F_TOOL = 1;
-const F_RANK = 2;
-const F_POLLERS = 3;
-const F_IDLE = 4;
-const F_FIRST_END = 5;
-const F_FIRST_RECORD = 6;
-const STRIDE = 7;
+/** Evidence rank and "all pollers" in one number: `rank · 2 + (all pollers ? 1 : 0)` (memory per active trace). */
+const F_RANK_POLLERS = 2;
+const F_IDLE = 3;
+const F_FIRST_END = 4;
+const F_FIRST_RECORD = 5;
+const STRIDE = 6;
+
+/** Numbers kept per period, in `runs`: the run's length, then its first step's end and record number. */
+const R_LENGTH = 0;
+const R_FIRST_END = 1;
+const R_FIRST_RECORD = 2;
+const RUN_STRIDE = 3;
 
 /**
  * Finds periodic runs in the sequence of steps (a step is one batch of parallel calls).
  * For each period p it keeps how many trailing steps equal the step p before them: O(maxPeriod)
  * per step and no history beyond the last maxPeriod steps. A cycle is reported for the smallest
  * period that has at least two full laps; period 1 is a plain repeat and left to the call rules.
- * The last steps are packed into one array of doubles (7 numbers a step, oldest first): one of
+ * The last steps are packed into one array of doubles (6 numbers a step, oldest first): one of
  * these lives in every active trace, so no object per step.
  */
 export class CycleTracker {
   /** The last `stored` steps, `maxPeriod` slots made at the first step (exact size, no slack). */
   private data: number[] | undefined;
   private stored = 0;
-  /** Per period p, how many trailing steps equal the step p before (a plain array: small, young). */
+  /**
+   * Per period p (1 to `maxPeriod`), at `(p - 1) * RUN_STRIDE`: how many trailing steps equal the step p before, and the
+   * first step of the current run (`StepInfo.firstEnd`, `firstRecord`), taken when it began. One
+   * array, not three: memory per active trace.
+   */
   private readonly runs: number[];
-  /** Per period p, the first step of the current run (`StepInfo.firstEnd`, `firstRecord`), taken when it began. */
-  private readonly runFirstEnd: number[];
-  private readonly runFirstRecord: number[];
   private n = 0;
   private found: CycleFinding | undefined;
 
   constructor(private readonly maxPeriod: number) {
-    this.runs = [];
-    this.runFirstEnd = [];
-    this.runFirstRecord = [];
-    for (let p = 0; p <= maxPeriod; p++) {
-      this.runs.push(0);
-      this.runFirstEnd.push(0);
-      this.runFirstRecord.push(0);
-    }
+    this.runs = new Array<number>(maxPeriod * RUN_STRIDE);
+    // doubles from the start (times are not small integers): one kind of array, never converted
+    for (let i = 0; i < this.runs.length; i++) this.runs[i] = 0.5;
+    for (let i = 0; i < this.runs.length; i++) this.runs[i] = 0;
   }
 
   /** Last step pushed is part of a cycle of period ≥ 2 with at least two laps. */
@@ -83,11 +86,7 @@ export class CycleTracker {
     const copy = new CycleTracker(this.maxPeriod);
     copy.data = this.data?.slice();
     copy.stored = this.stored;
-    for (let p = 0; p < this.runs.length; p++) {
-      copy.runs[p] = this.runs[p] ?? 0;
-      copy.runFirstEnd[p] = this.runFirstEnd[p] ?? 0;
-      copy.runFirstRecord[p] = this.runFirstRecord[p] ?? 0;
-    }
+    for (let i = 0; i < this.runs.length; i++) copy.runs[i] = this.runs[i] ?? 0;
     copy.n = this.n;
     copy.found = this.found;
     return copy;
@@ -102,11 +101,13 @@ export class CycleTracker {
     const stored = this.stored;
     for (let p = 1; p <= P; p++) {
       const back = stored - p;
-      this.runs[p] = back >= 0 && this.at(back, F_SIG) === step ? (this.runs[p] ?? 0) + 1 : 0;
-      if (this.runs[p] === 1) {
+      const r = (p - 1) * RUN_STRIDE;
+      const run = back >= 0 && this.at(back, F_SIG) === step ? (this.runs[r + R_LENGTH] ?? 0) + 1 : 0;
+      this.runs[r + R_LENGTH] = run;
+      if (run === 1) {
         // a run begins: the step p back is its first (it is about to leave the stored window)
-        this.runFirstEnd[p] = this.at(back, F_FIRST_END);
-        this.runFirstRecord[p] = this.at(back, F_FIRST_RECORD);
+        this.runs[r + R_FIRST_END] = this.at(back, F_FIRST_END);
+        this.runs[r + R_FIRST_RECORD] = this.at(back, F_FIRST_RECORD);
       }
     }
     const d = (this.data ??= newSlots(P));
@@ -120,15 +121,14 @@ export class CycleTracker {
     }
     d[o + F_SIG] = step;
     d[o + F_TOOL] = info.tool;
-    d[o + F_RANK] = info.evidenceRank;
-    d[o + F_POLLERS] = info.allPollers ? 1 : 0;
+    d[o + F_RANK_POLLERS] = info.evidenceRank * 2 + (info.allPollers ? 1 : 0);
     d[o + F_IDLE] = info.idleBefore;
     d[o + F_FIRST_END] = info.firstEnd;
     d[o + F_FIRST_RECORD] = info.firstRecord;
     this.n++;
     this.found = undefined;
     for (let p = 1; p <= P; p++) {
-      const run = this.runs[p] ?? 0;
+      const run = this.runs[(p - 1) * RUN_STRIDE + R_LENGTH] ?? 0;
       if (run < p) continue;
       if (p === 1) return undefined;
       const last = this.stored;
@@ -139,8 +139,9 @@ export class CycleTracker {
       const tools: number[] = [];
       for (let k = last - p; k < last; k++) {
         key.add(this.at(k, F_SIG));
-        rank = Math.min(rank, this.at(k, F_RANK));
-        allPollers &&= this.at(k, F_POLLERS) === 1;
+        const rankPollers = this.at(k, F_RANK_POLLERS);
+        rank = Math.min(rank, Math.floor(rankPollers / 2));
+        allPollers &&= rankPollers % 2 === 1;
         minIdle = Math.min(minIdle, this.at(k, F_IDLE));
         tools.push(this.at(k, F_TOOL));
       }
@@ -152,8 +153,8 @@ export class CycleTracker {
         evidenceRank: rank,
         allPollers,
         minIdle,
-        firstEnd: this.runFirstEnd[p] ?? Number.NaN,
-        firstRecord: this.runFirstRecord[p] ?? Number.NaN,
+        firstEnd: this.runs[(p - 1) * RUN_STRIDE + R_FIRST_END] ?? Number.NaN,
+        firstRecord: this.runs[(p - 1) * RUN_STRIDE + R_FIRST_RECORD] ?? Number.NaN,
       };
       return this.found;
     }

@@ -19,17 +19,19 @@ export const POLLER = 512;
 const F_TOOL = 0;
 const F_ARGS = 1;
 const F_OUT = 2;
-const F_FLAGS = 3;
-const F_BATCH = 4;
-const F_START = 5;
-const F_END = 6;
-const STRIDE = 7;
+/** Flags and batch number in one double: `batch · FLAG_SPAN + flags` (exact below 2^53). */
+const F_FLAGS_BATCH = 3;
+const F_START = 4;
+const F_END = 5;
+const STRIDE = 6;
+/** One past the highest flag bit. */
+const FLAG_SPAN = 1024;
 const INITIAL_CAPACITY = 4;
 
 /**
- * The last N calls of one trace, packed into one array of doubles (7 numbers a call) so that a
- * trace costs a few hundred bytes, not a few hundred objects. Grows from 4 slots to `capacity`,
- * then overwrites the oldest. Index 0 is the oldest remembered call, `size - 1` the newest.
+ * The last N calls of one trace, packed into one array of doubles (6 numbers a call) so that a
+ * trace costs a few hundred bytes, not a few hundred objects. Grows from 4 slots by half again
+ * (4, 6, 9, ...) to `capacity`, then overwrites the oldest: memory per active trace. Index 0 is the oldest remembered call, `size - 1` the newest.
  *
  * A plain array, not a Float64Array: V8 stores an array of numbers as unboxed doubles just the
  * same, without the off-heap backing store a typed array needs (bench: engine, the first 8 calls
@@ -62,8 +64,7 @@ export class CallHistory {
     d[o + F_TOOL] = tool;
     d[o + F_ARGS] = args;
     d[o + F_OUT] = out;
-    d[o + F_FLAGS] = flags;
-    d[o + F_BATCH] = batch;
+    d[o + F_FLAGS_BATCH] = batch * FLAG_SPAN + flags;
     d[o + F_START] = start;
     d[o + F_END] = end;
     this.head = (this.head + 1) % this.slots;
@@ -71,7 +72,7 @@ export class CallHistory {
   }
 
   private grow(): void {
-    const slots = Math.min(this.capacity, this.slots * 2);
+    const slots = Math.min(this.capacity, this.slots + Math.max(1, this.slots >> 1));
     const next = newSlots(slots);
     for (let i = 0; i < this.count; i++) {
       const from = this.offset(i);
@@ -100,10 +101,11 @@ export class CallHistory {
     return this.field(i, F_OUT);
   }
   flags(i: number): number {
-    return this.field(i, F_FLAGS);
+    // the low bits of an integer double, whatever its size: ToInt32 keeps them
+    return this.field(i, F_FLAGS_BATCH) & (FLAG_SPAN - 1);
   }
   batch(i: number): number {
-    return this.field(i, F_BATCH);
+    return Math.floor(this.field(i, F_FLAGS_BATCH) / FLAG_SPAN);
   }
   start(i: number): number {
     return this.field(i, F_START);
