@@ -64,7 +64,11 @@ const F_POS = 1;
 const F_INPUT = 2;
 const F_OUTPUT = 3;
 const F_USD = 4;
-const STRIDE = 5;
+/** Model calls the entry sums (see `modelCall`: clean calls of one position share an entry). */
+const F_CALLS = 5;
+const STRIDE = 6;
+/** The start kept for an entry of clean calls: it passes every time filter (see `modelCall`). */
+const CLEAN = Number.POSITIVE_INFINITY;
 const INITIAL_SLOTS = 4;
 
 class Sum {
@@ -73,11 +77,11 @@ class Sum {
   usd = 0;
   calls = 0;
 
-  add(input: number, output: number, usd: number): void {
+  add(input: number, output: number, usd: number, calls = 1): void {
     this.input += input;
     this.output += output;
     this.usd += usd;
-    this.calls++;
+    this.calls += calls;
   }
 
   spend(priced: boolean): Spend {
@@ -87,9 +91,25 @@ class Sum {
   }
 }
 
+/** A trace's loop, from its first detection: where its bill starts, and its running sums. */
+interface LoopSums {
+  /** The first detection's evidence start (epoch ms) and the record number of its first call. */
+  readonly fromTime: number;
+  readonly fromRecord: number;
+  /** The end of the call that completed the first detection, and its record number. */
+  readonly afterFromTime: number;
+  readonly afterFromRecord: number;
+  readonly sum: Sum;
+  readonly after: Sum;
+}
+
 /**
- * One trace's model calls, as a queue of five numbers each (start, position, input, output,
- * USD), kept only while a detection could still count them, and the running sums of its loop.
+ * One trace's model calls, as a queue of six numbers each (start, position, input, output, USD,
+ * calls), kept only while a detection could still count them, and the running sums of its loop.
+ * Model calls of one position that started after every tool call recorded so far ended are
+ * "clean": every detection that can count them counts all of them, so they share one entry (an
+ * agent's tens of model calls between two tool calls cost one entry, not tens: memory per active
+ * trace, bench "the agent mix as run").
  */
 export class TraceCost {
   private data: number[] = [];
@@ -98,13 +118,8 @@ export class TraceCost {
   private count = 0;
   /** Some model call with usage was seen: without one, tokens are unknown, not zero. */
   private seen = false;
-  /** The first detection's evidence start and its completing call; NaN before it. */
-  private loopFromTime = Number.NaN;
-  private loopFromRecord = 0;
-  private afterFromTime = Number.NaN;
-  private afterFromRecord = 0;
-  private loopSum: Sum | undefined;
-  private afterSum: Sum | undefined;
+  /** The running sums of the trace's loop, from its first detection (made then: memory per active trace). */
+  private loop: LoopSums | undefined;
 
   /**
    * `window`: tool calls a detection's evidence may reach back (the engine's history size); model
@@ -122,25 +137,30 @@ export class TraceCost {
     return this.seen;
   }
 
-  /** Model calls held. */
+  /** Entries held (a model call, or clean model calls of one position: see `modelCall`). */
   get heldModelCalls(): number {
     return this.count;
   }
 
   /**
    * A model call ended, with its start (epoch ms) and usage, when `pos` tool calls of the trace
-   * had been recorded (handed to the engine). Returns what it added to the loop's bill once a
-   * loop has been detected, for counters that follow the spend as it burns.
+   * had been recorded (handed to the engine), the latest of them ending at `toolsEnded` (epoch
+   * ms; the latest end of any). Returns what it added to the loop's bill once a loop has been
+   * detected, for counters that follow the spend as it burns.
    */
-  modelCall(pos: number, start: number, input: number, output: number, usd: number): SpendDelta | undefined {
+  modelCall(pos: number, start: number, input: number, output: number, usd: number, toolsEnded: number): SpendDelta | undefined {
     // before the first tool call a model call can be in no window (each starts after a tool call)
     if (pos === 0) return undefined;
     this.seen = true;
-    this.push(start, pos, input, output, usd);
-    if (this.loopSum === undefined) return undefined;
-    if (pos >= this.afterFromRecord && start >= this.afterFromTime - TIME_QUANTUM_MS) this.afterSum?.add(input, output, usd);
-    if (pos < this.loopFromRecord || start < this.loopFromTime - TIME_QUANTUM_MS) return undefined;
-    this.loopSum.add(input, output, usd);
+    // A detection's evidence starts at the end of a call recorded by now: a call that started
+    // after all of them passes the time filter of every detection (`windowSum`).
+    const clean = start >= toolsEnded - TIME_QUANTUM_MS;
+    if (!clean || !this.addToNewest(pos, input, output, usd)) this.push(clean ? CLEAN : start, pos, input, output, usd);
+    const loop = this.loop;
+    if (loop === undefined) return undefined;
+    if (pos >= loop.afterFromRecord && start >= loop.afterFromTime - TIME_QUANTUM_MS) loop.after.add(input, output, usd);
+    if (pos < loop.fromRecord || start < loop.fromTime - TIME_QUANTUM_MS) return undefined;
+    loop.sum.add(input, output, usd);
     return { input, output, usd };
   }
 
@@ -153,17 +173,10 @@ export class TraceCost {
     const firstRecord = completing - d.evidenceCalls + 1;
     const sum = this.windowSum(d.evidenceStartTime, firstRecord, completing);
     let opened: SpendDelta | undefined;
-    if (this.loopSum === undefined) {
-      this.loopFromTime = d.evidenceStartTime;
-      this.loopFromRecord = firstRecord;
-      this.afterFromTime = completedAt;
-      this.afterFromRecord = completing;
-      this.loopSum = new Sum();
-      this.loopSum.input = sum.input;
-      this.loopSum.output = sum.output;
-      this.loopSum.usd = sum.usd;
-      this.loopSum.calls = sum.calls;
-      this.afterSum = new Sum();
+    if (this.loop === undefined) {
+      const loopSum = new Sum();
+      loopSum.add(sum.input, sum.output, sum.usd, sum.calls);
+      this.loop = { fromTime: d.evidenceStartTime, fromRecord: firstRecord, afterFromTime: completedAt, afterFromRecord: completing, sum: loopSum, after: new Sum() };
       if (sum.calls > 0) opened = { input: sum.input, output: sum.output, usd: sum.usd };
     }
     return { spend: this.seen ? sum.spend(this.priced) : undefined, opened };
@@ -171,8 +184,8 @@ export class TraceCost {
 
   /** The trace's bill around its loops; undefined before a detection or without known usage. */
   bill(): LoopBill | undefined {
-    if (this.loopSum === undefined || this.afterSum === undefined || !this.seen) return undefined;
-    return { loop: this.loopSum.spend(this.priced), afterDetection: this.afterSum.spend(this.priced) };
+    if (this.loop === undefined || !this.seen) return undefined;
+    return { loop: this.loop.sum.spend(this.priced), afterDetection: this.loop.after.spend(this.priced) };
   }
 
   /** Model calls at positions [firstRecord, completing) that did not start clearly before `firstEnd`. */
@@ -185,9 +198,22 @@ export class TraceCost {
       const pos = d[o + F_POS] as number;
       if (pos < firstRecord) break;
       if (pos >= completing || (d[o + F_START] as number) < firstEnd - TIME_QUANTUM_MS) continue;
-      sum.add(d[o + F_INPUT] as number, d[o + F_OUTPUT] as number, d[o + F_USD] as number);
+      sum.add(d[o + F_INPUT] as number, d[o + F_OUTPUT] as number, d[o + F_USD] as number, d[o + F_CALLS] as number);
     }
     return sum;
+  }
+
+  /** Adds a clean call to the newest entry when that holds clean calls of the same position. */
+  private addToNewest(pos: number, input: number, output: number, usd: number): boolean {
+    if (this.count === 0) return false;
+    const o = this.offset(this.count - 1);
+    const d = this.data;
+    if (d[o + F_START] !== CLEAN || d[o + F_POS] !== pos) return false;
+    d[o + F_INPUT] = (d[o + F_INPUT] as number) + input;
+    d[o + F_OUTPUT] = (d[o + F_OUTPUT] as number) + output;
+    d[o + F_USD] = (d[o + F_USD] as number) + usd;
+    d[o + F_CALLS] = (d[o + F_CALLS] as number) + 1;
+    return true;
   }
 
   private push(start: number, pos: number, input: number, output: number, usd: number): void {
@@ -203,6 +229,7 @@ export class TraceCost {
     d[o + F_INPUT] = input;
     d[o + F_OUTPUT] = output;
     d[o + F_USD] = usd;
+    d[o + F_CALLS] = 1;
     this.count++;
   }
 
@@ -212,7 +239,7 @@ export class TraceCost {
   }
 
   private grow(): void {
-    const slots = Math.min(this.maxModelCalls, Math.max(INITIAL_SLOTS, this.slots * 2));
+    const slots = Math.min(this.maxModelCalls, Math.max(INITIAL_SLOTS, this.slots + (this.slots >> 1)));
     const next = new Array<number>(slots * STRIDE).fill(0);
     for (let i = 0; i < this.count; i++) {
       const from = this.offset(i);

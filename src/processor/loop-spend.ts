@@ -30,8 +30,9 @@ export class LoopSpend {
     this.prices = PriceTable.of(options.prices, (model) => log.warn(`no price for model ${model} in the prices option; loops on it are reported in tokens only`));
   }
 
-  /** A tool call of the trace went to the engine: the position model calls and detections are ordered by. */
-  toolCallRecorded(state: TraceState): number {
+  /** A tool call of the trace, ended at `end` (epoch ms), went to the engine: the position model calls and detections are ordered by. */
+  toolCallRecorded(state: TraceState, end: number): number {
+    if (!(end <= state.toolsEnded)) state.toolsEnded = end;
     return ++state.toolRecords;
   }
 
@@ -62,7 +63,7 @@ export class LoopSpend {
     if (u === undefined) return;
     const cost = (state.cost ??= this.newTraceCost());
     const usd = this.prices !== undefined ? this.prices.usd(u) : Number.NaN;
-    const delta = cost.modelCall(state.toolRecords, hrTimeToMs(span.startTime), u.input, u.output, usd);
+    const delta = cost.modelCall(state.toolRecords, hrTimeToMs(span.startTime), u.input, u.output, usd, state.toolsEnded);
     if (delta !== undefined) this.options.metrics?.recordLoopSpend(delta, state.firstDetection?.promptName);
   }
 

@@ -229,7 +229,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     if (ended.alone && state.detector === undefined && this.engine.policies.get(call.toolName).minCallThreshold >= 2) return NONE;
     const detector = (state.detector ??= new DeferredTrace(this.engine, ended.traceId, this.reportProblem, this.reportNote));
     const found = detector.record(call, ended.batchComplete);
-    const completing = this.spend.toolCallRecorded(state);
+    const completing = this.spend.toolCallRecorded(state, call.endTime);
     if (found.length === 0) return found;
     const priced = found.map((d) => this.spend.withCost(d, state, completing, call.endTime));
     if (this.preview === undefined || call.arguments === undefined) return priced;

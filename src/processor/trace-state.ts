@@ -86,6 +86,8 @@ export class TraceState implements StoreLinks<TraceState> {
   private stopped: ToolLoopError | undefined;
   /** Tool calls handed to the engine: the positions model calls and detections are ordered by. */
   toolRecords = 0;
+  /** The latest end (epoch ms) of the tool calls handed to the engine (see `TraceCost.modelCall`). */
+  toolsEnded = Number.NEGATIVE_INFINITY;
   /** Model calls' usage around the trace's loops: made at the first model call with usage after a tool call, or the first detection. */
   cost: TraceCost | undefined;
   /** The first detection reported, and how many were: for the trace's `loop.summary` when it ends. */

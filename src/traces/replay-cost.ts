@@ -34,8 +34,9 @@ export class CostReplay {
   private readonly models: ModelCallRecord[];
   private readonly fed: boolean[];
   private next = 0;
-  /** Tool calls recorded so far. */
+  /** Tool calls recorded so far, and the latest end among them. */
   private recorded = 0;
+  private toolsEnded = Number.NEGATIVE_INFINITY;
 
   constructor(models: readonly ModelCallRecord[], window: number, priced: boolean) {
     this.cost = new TraceCost(window, priced);
@@ -53,11 +54,12 @@ export class CostReplay {
       const m = this.models[i] as ModelCallRecord;
       const before = m.end < end - TIME_QUANTUM_MS || (m.end <= end + TIME_QUANTUM_MS && m.seq < seq);
       if (!before) continue;
-      this.cost.modelCall(this.recorded, m.start, m.input, m.output, m.usd);
+      this.cost.modelCall(this.recorded, m.start, m.input, m.output, m.usd, this.toolsEnded);
       this.fed[i] = true;
     }
     while (this.next < this.models.length && this.fed[this.next] === true) this.next++;
     this.recorded++;
+    if (!(end <= this.toolsEnded)) this.toolsEnded = end;
   }
 
   /** `d`, completed by the call recorded last (which ended at `completedAt`), with what its repetitions cost. */
@@ -68,7 +70,7 @@ export class CostReplay {
   /** The rest of the trace's model calls, and its bill around its loops. */
   finish(): LoopBill | undefined {
     this.models.forEach((m, i) => {
-      if (this.fed[i] !== true) this.cost.modelCall(this.recorded, m.start, m.input, m.output, m.usd);
+      if (this.fed[i] !== true) this.cost.modelCall(this.recorded, m.start, m.input, m.output, m.usd, this.toolsEnded);
     });
     return this.cost.bill();
   }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { parseConfigText } from '../../src/cli/config-file.js';
 import type { ModelUsage } from '../../src/conventions/usage.js';
@@ -11,14 +12,17 @@ import { resolveConfig, validateConfig } from '../../src/detector/config.js';
 class Trace {
   readonly cost: TraceCost;
   recorded = 0;
+  /** The latest tool call end told; +Infinity when a call was recorded without one (no model call is then clean). */
+  toolsEnded = Number.NEGATIVE_INFINITY;
   constructor(window: number, priced: boolean, maxModelCalls?: number) {
     this.cost = new TraceCost(window, priced, maxModelCalls);
   }
-  toolCallRecorded(): void {
+  toolCallRecorded(end = Number.POSITIVE_INFINITY): void {
     this.recorded++;
+    this.toolsEnded = Math.max(this.toolsEnded, end);
   }
   modelCall(start: number, input: number, output: number, usd: number) {
-    return this.cost.modelCall(this.recorded, start, input, output, usd);
+    return this.cost.modelCall(this.recorded, start, input, output, usd, this.toolsEnded);
   }
   detection(d: { evidenceStartTime: number; evidenceCalls: number }, completedAt: number) {
     return this.cost.detection(d, this.recorded, completedAt);
@@ -261,5 +265,67 @@ describe('the README on prices', () => {
     const blocks = [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').filter((b) => /^prices:/m.test(b));
     expect(blocks.length).toBeGreaterThanOrEqual(2);
     for (const b of blocks) expect(Object.keys(parseConfigText(b, 'README.md').prices ?? {}).length).toBeGreaterThan(0);
+  });
+
+  it("an agent's tens of model calls between two tool calls take one entry, and every figure stays what it was", () => {
+    const cost = new Trace(128, true);
+    let t = 1_000;
+    for (let tool = 1; tool <= 5; tool++) {
+      for (let m = 0; m < 8; m++) {
+        cost.modelCall(t, 1_000, 50, 0.001);
+        t += 3;
+      }
+      t += 2;
+      cost.toolCallRecorded(t);
+      t += 2;
+    }
+    // 40 model calls, the first 8 before any tool call (kept nowhere), then 4 positions of 8
+    expect(cost.heldModelCalls).toBe(4);
+    expect(cost.detection({ evidenceStartTime: 0, evidenceCalls: 5 }, t).spend).toMatchObject({ modelCalls: 32, tokens: { input: 32_000, output: 1_600 } });
+  });
+
+  it('sharing entries changes no spend or bill, whatever the timing (reference: every call its own entry)', () => {
+    type Op = { kind: 'model'; startBack: number; input: number } | { kind: 'tool'; dur: number } | { kind: 'detect'; back: number; calls: number };
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      { weight: 5, arbitrary: fc.record({ kind: fc.constant('model' as const), startBack: fc.constantFrom(0, 0, 0, 1, 2, 5, 30), input: fc.integer({ min: 1, max: 500 }) }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('tool' as const), dur: fc.constantFrom(0, 1, 2, 10) }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('detect' as const), back: fc.integer({ min: 0, max: 6 }), calls: fc.integer({ min: 1, max: 6 }) }) },
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 80 }), fc.boolean(), (ops, priced) => {
+        const shared = new Trace(16, priced, 24);
+        const alone = new Trace(16, priced, 24);
+        const ends: number[] = [];
+        let now = 1_000;
+        for (const o of ops) {
+          now += 1;
+          if (o.kind === 'model') {
+            const usd = o.input / 1e5;
+            // a model call that started `startBack` ms ago (a streaming call may span a tool call)
+            expect(shared.modelCall(now - o.startBack, o.input, 1, usd)).toEqual(alone.modelCall(now - o.startBack, o.input, 1, usd));
+          } else if (o.kind === 'tool') {
+            now += o.dur;
+            ends.push(now);
+            shared.toolCallRecorded(now);
+            alone.toolCallRecorded();
+          } else if (ends.length > 0) {
+            const first = Math.max(0, ends.length - o.calls);
+            const d = { evidenceStartTime: (ends[Math.max(0, first - o.back)] ?? 0) as number, evidenceCalls: Math.min(o.calls, ends.length) };
+            const a = shared.detection(d, now);
+            const b = alone.detection(d, now);
+            expect(a.spend?.modelCalls).toBe(b.spend?.modelCalls);
+            expect(a.spend?.tokens).toEqual(b.spend?.tokens);
+            if (b.spend?.costUsd !== undefined) expect(a.spend?.costUsd).toBeCloseTo(b.spend.costUsd, 9);
+            expect(a.opened?.input).toBe(b.opened?.input);
+          }
+        }
+        const a = shared.bill();
+        const b = alone.bill();
+        expect(a?.loop.tokens).toEqual(b?.loop.tokens);
+        expect(a?.afterDetection.modelCalls).toBe(b?.afterDetection.modelCalls);
+        expect(shared.heldModelCalls).toBeLessThanOrEqual(alone.heldModelCalls);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
