@@ -1,6 +1,7 @@
 import { ROOT_CONTEXT, trace, type Span, type Tracer } from '@opentelemetry/api';
 import type { LoopDetectionSpanProcessorOptions } from '../dist/index.js';
 import { jsonOfSize } from './support/payloads.js';
+import { agentMix } from './support/traces.js';
 import { pipeline } from './support/pipeline.js';
 import { bytes, type Figure } from './support/report.js';
 
@@ -192,6 +193,20 @@ export async function memoryFigures(options: { quick: boolean }): Promise<Figure
       target: `≤ ${bytes(PER_TRACE_TARGET)}`,
       met: per <= PER_TRACE_TARGET,
       note: `heap with − without loopwatch over ${n.toLocaleString('en')} traces (RSS +${bytes(r.rss / n)} each)`,
+    });
+  }
+  {
+    // the agent mix as agents run it: 44 model calls with usage between the 5 tool calls
+    const mix = agentMix();
+    const r = await held(mix.openTrace, n);
+    const per = r.heap / n;
+    figures.push({
+      section: 'memory',
+      name: 'per active trace, the agent mix as run (50 spans: 44 model calls with usage, 5 tool calls with 1 KB JSON), root open',
+      value: bytes(per),
+      target: `≤ ${bytes(PER_TRACE_TARGET)}`,
+      met: per <= PER_TRACE_TARGET,
+      note: `heap with − without loopwatch over ${n.toLocaleString('en')} traces (RSS +${bytes(r.rss / n)} each); the model calls' usage is what loops cost`,
     });
   }
   figures.push(...(await retentionFigures(options.quick)));

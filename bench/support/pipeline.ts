@@ -60,10 +60,12 @@ export function pipeline(kind: boolean | PipelineKind, options: LoopDetectionSpa
 }
 
 /** A child span of `parent`, started with attributes, given more, ended: one span lifecycle. */
-export function childSpan(tracer: Tracer, parent: Context, name: string, start: Attributes, late?: Attributes): void {
+/** A span started in `parent` with `start`, given `late` after it started, and ended (returned ended). */
+export function childSpan(tracer: Tracer, parent: Context, name: string, start: Attributes, late?: Attributes): Span {
   const span = tracer.startSpan(name, { attributes: start }, parent);
   if (late) span.setAttributes(late);
   span.end();
+  return span;
 }
 
 export function rootSpan(tracer: Tracer, name: string, attributes: Attributes): { span: Span; context: Context } {

@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, type Context, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { acknowledgement, argumentsOfSize, jsonOfSize } from './payloads.js';
 import { childSpan, rootSpan } from './pipeline.js';
 
@@ -13,6 +13,8 @@ export type TraceShape = (tracer: Tracer, i: number) => void;
 
 export interface Workload {
   readonly shape: TraceShape;
+  /** The same trace with its root left open (an agent run in progress), for the memory bench. */
+  readonly openTrace: (tracer: Tracer, i: number) => Span;
   /** Spans in one trace. */
   readonly spans: number;
   /** Tool spans in one trace. */
@@ -72,8 +74,8 @@ function agentRoot(tracer: Tracer, i: number): ReturnType<typeof rootSpan> {
 }
 
 /** A tool span: arguments when it starts (the model wrote them), the result set after start. */
-function toolSpan(tracer: Tracer, parent: Context, name: string, args: string, result: string, i: number): void {
-  childSpan(
+function toolSpan(tracer: Tracer, parent: Context, name: string, args: string, result: string, i: number): Span {
+  return childSpan(
     tracer,
     parent,
     `execute_tool ${name}`,
@@ -86,6 +88,11 @@ function toolSpan(tracer: Tracer, parent: Context, name: string, args: string, r
     },
     { 'gen_ai.tool.call.result': result },
   );
+}
+
+/** A workload from a trace that leaves its root open (`run` returns the root). */
+function workload(spans: number, toolCalls: number, run: (tracer: Tracer, i: number) => Span): Workload {
+  return { spans, toolCalls, openTrace: run, shape: (tracer, i) => run(tracer, i).end() };
 }
 
 /** Payload sets rotate over this many traces (distinct inputs, as a stream of traces has). */
@@ -103,24 +110,21 @@ export function agentMix(): Workload {
   const order = Array.from({ length: POOL }, (_, k) => jsonOfSize(1024, 10_000 + k, 'result'));
   // the model calls between tool calls: the agent thinks, calls a tool, reads its answer, ...
   const TOOLS_AFTER = [8, 16, 24, 32, 40];
-  return {
-    spans: 50,
-    toolCalls: 5,
-    shape: (tracer, i) => {
-      const root = agentRoot(tracer, i);
-      const p = i % POOL;
-      let tools = 0;
-      for (let k = 0; k < 44; k++) {
-        chatSpan(tracer, root.context, i * 50 + k);
-        if (TOOLS_AFTER[tools] === k) {
-          if (tools < 4) toolSpan(tracer, root.context, 'search_orders', search[p * 4 + tools] ?? '', found[p * 4 + tools] ?? '', i * 50 + 44 + tools);
-          else toolSpan(tracer, root.context, 'get_order', `{"order_id":"ord_${i}","include":["items","shipping"]}`, order[p] ?? '', i * 50 + 49);
-          tools++;
-        }
+  const run = (tracer: Tracer, i: number): Span => {
+    const root = agentRoot(tracer, i);
+    const p = i % POOL;
+    let tools = 0;
+    for (let k = 0; k < 44; k++) {
+      chatSpan(tracer, root.context, i * 50 + k);
+      if (TOOLS_AFTER[tools] === k) {
+        if (tools < 4) toolSpan(tracer, root.context, 'search_orders', search[p * 4 + tools] ?? '', found[p * 4 + tools] ?? '', i * 50 + 44 + tools);
+        else toolSpan(tracer, root.context, 'get_order', `{"order_id":"ord_${i}","include":["items","shipping"]}`, order[p] ?? '', i * 50 + 49);
+        tools++;
       }
-      root.span.end();
-    },
+    }
+    return root.span;
   };
+  return workload(50, 5, run);
 }
 
 /**
@@ -131,42 +135,34 @@ export function agentMix(): Workload {
 export function singleToolMix(): Workload {
   const args = Array.from({ length: POOL }, (_, k) => argumentsOfSize(1024, k));
   const results = Array.from({ length: POOL }, (_, k) => acknowledgement(k, 1024));
-  return {
-    spans: 10,
-    toolCalls: 1,
-    shape: (tracer, i) => {
-      const root = agentRoot(tracer, i);
-      for (let k = 0; k < 8; k++) {
-        if (k % 2 === 0) chatSpan(tracer, root.context, i * 10 + k);
-        else httpSpan(tracer, root.context, i * 10 + k);
-      }
-      toolSpan(tracer, root.context, 'write_file', args[i % POOL] ?? '', results[i % POOL] ?? '', i);
-      root.span.end();
-    },
-  };
+  return workload(10, 1, (tracer, i) => {
+    const root = agentRoot(tracer, i);
+    for (let k = 0; k < 8; k++) {
+      if (k % 2 === 0) chatSpan(tracer, root.context, i * 10 + k);
+      else httpSpan(tracer, root.context, i * 10 + k);
+    }
+    toolSpan(tracer, root.context, 'write_file', args[i % POOL] ?? '', results[i % POOL] ?? '', i);
+    return root.span;
+  });
 }
 
 /** An HTTP server root and 9 children (chat and HTTP client spans): spans loopwatch must pass over. */
 export function nonToolTraces(): Workload {
-  return {
-    spans: 10,
-    toolCalls: 0,
-    shape: (tracer, i) => {
-      const root = rootSpan(tracer, 'POST /api/support', {
-        'http.request.method': 'POST',
-        'http.route': '/api/support',
-        'url.path': '/api/support',
-        'url.scheme': 'https',
-        'server.address': 'support.example.com',
-        'http.response.status_code': 200,
-      });
-      for (let k = 0; k < 9; k++) {
-        if (k % 3 === 0) chatSpan(tracer, root.context, i * 10 + k);
-        else httpSpan(tracer, root.context, i * 10 + k);
-      }
-      root.span.end();
-    },
-  };
+  return workload(10, 0, (tracer, i) => {
+    const root = rootSpan(tracer, 'POST /api/support', {
+      'http.request.method': 'POST',
+      'http.route': '/api/support',
+      'url.path': '/api/support',
+      'url.scheme': 'https',
+      'server.address': 'support.example.com',
+      'http.response.status_code': 200,
+    });
+    for (let k = 0; k < 9; k++) {
+      if (k % 3 === 0) chatSpan(tracer, root.context, i * 10 + k);
+      else httpSpan(tracer, root.context, i * 10 + k);
+    }
+    return root.span;
+  });
 }
 
 /**
@@ -176,11 +172,9 @@ export function nonToolTraces(): Workload {
 export function parentlessToolCalls(): Workload {
   const args = Array.from({ length: POOL }, (_, k) => jsonOfSize(256, k, 'args'));
   const results = Array.from({ length: POOL }, (_, k) => jsonOfSize(512, k, 'result'));
-  return {
-    spans: 1,
-    toolCalls: 1,
-    shape: (tracer, i) => toolSpan(tracer, ROOT_CONTEXT, 'search_orders', args[i % POOL] ?? '', results[i % POOL] ?? '', i),
-  };
+  // a trace of one span, ended: nothing stays open
+  const run = (tracer: Tracer, i: number): Span => toolSpan(tracer, ROOT_CONTEXT, 'search_orders', args[i % POOL] ?? '', results[i % POOL] ?? '', i);
+  return { spans: 1, toolCalls: 1, openTrace: run, shape: (tracer, i) => void run(tracer, i) };
 }
 
 /**
@@ -191,19 +185,15 @@ export function parentlessToolCalls(): Workload {
 export function agentSteps(): Workload {
   const args = Array.from({ length: POOL }, (_, k) => argumentsOfSize(1024, k));
   const results = Array.from({ length: POOL }, (_, k) => acknowledgement(k, 1024));
-  return {
-    spans: 10,
-    toolCalls: 4,
-    shape: (tracer, i) => {
-      const root = agentRoot(tracer, i);
-      for (let k = 0; k < 4; k++) {
-        chatSpan(tracer, root.context, i * 10 + k);
-        toolSpan(tracer, root.context, 'write_file', args[(i + k) % POOL] ?? '', results[(i + k) % POOL] ?? '', i * 10 + k);
-      }
-      chatSpan(tracer, root.context, i * 10 + 9);
-      root.span.end();
-    },
-  };
+  return workload(10, 4, (tracer, i) => {
+    const root = agentRoot(tracer, i);
+    for (let k = 0; k < 4; k++) {
+      chatSpan(tracer, root.context, i * 10 + k);
+      toolSpan(tracer, root.context, 'write_file', args[(i + k) % POOL] ?? '', results[(i + k) % POOL] ?? '', i * 10 + k);
+    }
+    chatSpan(tracer, root.context, i * 10 + 9);
+    return root.span;
+  });
 }
 
 /**
@@ -213,13 +203,9 @@ export function agentSteps(): Workload {
 export function writeFileTraces(argBytes: number): Workload {
   const args = Array.from({ length: 10 }, (_, k) => argumentsOfSize(argBytes, k));
   const results = Array.from({ length: 10 }, (_, k) => acknowledgement(k, argBytes));
-  return {
-    spans: 11,
-    toolCalls: 10,
-    shape: (tracer, i) => {
-      const root = agentRoot(tracer, i);
-      for (let k = 0; k < 10; k++) toolSpan(tracer, root.context, 'write_file', args[k] ?? '', results[k] ?? '', i * 10 + k);
-      root.span.end();
-    },
-  };
+  return workload(11, 10, (tracer, i) => {
+    const root = agentRoot(tracer, i);
+    for (let k = 0; k < 10; k++) toolSpan(tracer, root.context, 'write_file', args[k] ?? '', results[k] ?? '', i * 10 + k);
+    return root.span;
+  });
 }
