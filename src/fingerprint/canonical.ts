@@ -1,3 +1,4 @@
+import { Char } from './chars.js';
 import { JsonTextHasher, OK, UNSUPPORTED } from './json-text.js';
 import { chainA, chainB, digest, finish, member, number, pack, seedA, seedB, text, textOf, type LanePair } from './lanes.js';
 import type { Hash } from './hash.js';
@@ -174,17 +175,17 @@ export class Walker implements LanePair {
     let end = to;
     let c = 0;
     while (start < end && isSpace((c = u[start] as number))) {
-      if (c < 32) this.control = true;
+      if (c < Char.Space) this.control = true;
       start++;
     }
     while (end > start && isSpace((c = u[end - 1] as number))) {
-      if (c < 32) this.control = true;
+      if (c < Char.Space) this.control = true;
       end--;
     }
     if (end > start) {
       const first = u[start] as number;
       const last = u[end - 1] as number;
-      if ((first === 123 && last === 125) || (first === 91 && last === 93)) {
+      if ((first === Char.OpenBrace && last === Char.CloseBrace) || (first === Char.OpenBracket && last === Char.CloseBracket)) {
         if (end - start <= Cap.JsonText) {
           if (this.jsonText(units, raw, start, end, depth)) return;
           // Only the whole value is worth a warning: a string inside it that merely has braces
@@ -277,7 +278,7 @@ export class Walker implements LanePair {
       t.unit(PLACEHOLDER);
       at = Math.min(m.index + m[0].length, end);
       // a \s in a duration or pid may be a tab or newline: a control character all the same
-      for (let k = m.index; k < at; k++) if ((u[k] as number) < 32) this.control = true;
+      for (let k = m.index; k < at; k++) if ((u[k] as number) < Char.Space) this.control = true;
       if (m[0].length === 0) pattern.lastIndex++;
     }
     t.feed(u, at, end);

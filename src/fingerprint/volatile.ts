@@ -1,3 +1,4 @@
+import { Char } from './chars.js';
 /**
  * What counts as volatile: values that change on every call without telling the agent anything
  * new (request ids, "now" timestamps, pids, durations). They are replaced by a placeholder
@@ -17,8 +18,8 @@ export function normalizeKey(key: string): string {
   let out = '';
   for (let i = 0; i < key.length; i++) {
     const c = key.charCodeAt(i);
-    if (c === 95 || c === 45 || c === 46 || c === 32) continue;
-    out += c >= 65 && c <= 90 ? String.fromCharCode(c + 32) : key[i];
+    if (isKeySeparator(c)) continue;
+    out += isUpper(c) ? String.fromCharCode(c + Ascii.CaseOffset) : key[i];
   }
   return out;
 }
@@ -38,7 +39,16 @@ const enum Keys {
 }
 
 function isKeySeparator(c: number): boolean {
-  return c === 95 || c === 45 || c === 46 || c === 32;
+  return c === Char.Underscore || c === Char.Minus || c === Char.Dot || c === Char.Space;
+}
+
+function isUpper(c: number): boolean {
+  return c >= Char.UpperA && c <= Char.UpperZ;
+}
+
+const enum Ascii {
+  /** From a capital letter to its small letter: `Char.LowerA - Char.UpperA`. */
+  CaseOffset = 0x20,
 }
 
 /** FNV-style hash of `normalizeKey` of the name in `u[start, end)`, computed without building it (a small integer). */
@@ -47,7 +57,7 @@ function normalizedKeyHash(u: Uint16Array, start: number, end: number): number {
   for (let i = start; i < end; i++) {
     let c = u[i] as number;
     if (isKeySeparator(c)) continue;
-    if (c >= 65 && c <= 90) c += 32;
+    if (isUpper(c)) c += Ascii.CaseOffset;
     h = Math.imul(h ^ c, 0x01000193);
   }
   return h & 0x3fffffff;
@@ -171,7 +181,7 @@ export function isNowTimestampString(s: string, now: number | undefined): boolea
 export function isNowTimestampRange(u: Uint16Array, s: string, start: number, end: number, now: number | undefined): boolean {
   if (now === undefined || end - start < 16 || end - start > 40) return false;
   const c = u[start] as number;
-  return c >= 48 && c <= 57 && isNowTimestampString(s.slice(start, end), now);
+  return c >= Char.Digit0 && c <= Char.Digit9 && isNowTimestampString(s.slice(start, end), now);
 }
 
 export function isNowTimestampNumber(n: number, now: number | undefined): boolean {
@@ -195,8 +205,8 @@ export function isStatusWord(text: string): boolean {
 
 /** Lowercase letters and digits of a status word, as compared: other characters are dropped. */
 function statusCode(c: number): number {
-  if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) return c;
-  if (c >= 65 && c <= 90) return c + 32;
+  if ((c >= Char.LowerA && c <= Char.LowerZ) || (c >= Char.Digit0 && c <= Char.Digit9)) return c;
+  if (isUpper(c)) return c + Ascii.CaseOffset;
   return -1;
 }
 
