@@ -21,6 +21,17 @@ export const LOOP_SUMMARY_EVENT_NAME = 'loop.summary';
 export const ATTR_LOOP_ARGUMENTS_PREVIEW = 'loop.arguments.preview';
 /** On an event written on the open parent (SDKs without `onEnding`): the tool span it is about. */
 export const ATTR_LOOP_SPAN_ID = 'loop.span_id';
+/** What loops cost: on `loop.detected` (the repetitions) and `loop.summary` (the trace's loop bill). */
+export const ATTR_LOOP_TOKENS_INPUT = 'loop.tokens.input';
+export const ATTR_LOOP_TOKENS_OUTPUT = 'loop.tokens.output';
+export const ATTR_LOOP_COST_USD = 'loop.cost.usd';
+/** On `loop.summary` only. */
+export const ATTR_LOOP_MODEL_CALLS = 'loop.model_calls';
+export const ATTR_LOOP_DETECTIONS = 'loop.detections';
+export const ATTR_LOOP_STOPPED = 'loop.stopped';
+export const ATTR_LOOP_AFTER_DETECTION_TOKENS_INPUT = 'loop.after_detection.tokens.input';
+export const ATTR_LOOP_AFTER_DETECTION_TOKENS_OUTPUT = 'loop.after_detection.tokens.output';
+export const ATTR_LOOP_AFTER_DETECTION_COST_USD = 'loop.after_detection.cost.usd';
 
 export type EventAttributes = Record<string, string | number | boolean | string[]>;
 
@@ -48,10 +59,10 @@ export function loopEventAttributes(d: LoopDetection, extra?: Record<string, str
   if (d.promptName !== undefined) attrs[ATTR_GEN_AI_PROMPT_NAME] = d.promptName;
   if (d.agentName !== undefined) attrs[ATTR_GEN_AI_AGENT_NAME] = d.agentName;
   if (d.tokens !== undefined) {
-    attrs['loop.tokens.input'] = d.tokens.input;
-    attrs['loop.tokens.output'] = d.tokens.output;
+    attrs[ATTR_LOOP_TOKENS_INPUT] = d.tokens.input;
+    attrs[ATTR_LOOP_TOKENS_OUTPUT] = d.tokens.output;
   }
-  if (d.costUsd !== undefined) attrs['loop.cost.usd'] = d.costUsd;
+  if (d.costUsd !== undefined) attrs[ATTR_LOOP_COST_USD] = d.costUsd;
   // opt-in (the processor's argumentPreview option), redacted and bounded there
   if (d.argumentsPreview !== undefined) attrs[ATTR_LOOP_ARGUMENTS_PREVIEW] = d.argumentsPreview;
   return { ...attrs, ...extra };
@@ -67,23 +78,23 @@ export function loopEventAttributes(d: LoopDetection, extra?: Record<string, str
 export function loopSummaryAttributes(s: TraceLoopSummary): Record<string, string | number | boolean> {
   const first = s.firstDetection;
   const attrs: Record<string, string | number | boolean> = {
-    'loop.detections': s.detections,
-    'loop.stopped': s.stopped,
-    'loop.kind': first.kind,
+    [ATTR_LOOP_DETECTIONS]: s.detections,
+    [ATTR_LOOP_STOPPED]: s.stopped,
+    [ATTR_LOOP_KIND]: first.kind,
     [ATTR_GEN_AI_TOOL_NAME]: first.toolName,
   };
   if (s.promptName !== undefined) attrs[ATTR_GEN_AI_PROMPT_NAME] = s.promptName;
   if (s.agentName !== undefined) attrs[ATTR_GEN_AI_AGENT_NAME] = s.agentName;
   if (s.loop !== undefined) {
-    attrs['loop.model_calls'] = s.loop.modelCalls;
-    attrs['loop.tokens.input'] = s.loop.tokens.input;
-    attrs['loop.tokens.output'] = s.loop.tokens.output;
-    if (s.loop.costUsd !== undefined) attrs['loop.cost.usd'] = s.loop.costUsd;
+    attrs[ATTR_LOOP_MODEL_CALLS] = s.loop.modelCalls;
+    attrs[ATTR_LOOP_TOKENS_INPUT] = s.loop.tokens.input;
+    attrs[ATTR_LOOP_TOKENS_OUTPUT] = s.loop.tokens.output;
+    if (s.loop.costUsd !== undefined) attrs[ATTR_LOOP_COST_USD] = s.loop.costUsd;
   }
   if (s.afterDetection !== undefined) {
-    attrs['loop.after_detection.tokens.input'] = s.afterDetection.tokens.input;
-    attrs['loop.after_detection.tokens.output'] = s.afterDetection.tokens.output;
-    if (s.afterDetection.costUsd !== undefined) attrs['loop.after_detection.cost.usd'] = s.afterDetection.costUsd;
+    attrs[ATTR_LOOP_AFTER_DETECTION_TOKENS_INPUT] = s.afterDetection.tokens.input;
+    attrs[ATTR_LOOP_AFTER_DETECTION_TOKENS_OUTPUT] = s.afterDetection.tokens.output;
+    if (s.afterDetection.costUsd !== undefined) attrs[ATTR_LOOP_AFTER_DETECTION_COST_USD] = s.afterDetection.costUsd;
   }
   return attrs;
 }
