@@ -15,7 +15,10 @@ const inHouse = customAdapter({
   agentName: 'acme.agent',
 });
 const byName = customAdapter({ toolSpan: { spanName: 'tool:' }, toolName: 'acme.tool' });
-const adapters: readonly ConventionAdapter[] = [inHouse, byName, ...defaultAdapters];
+/** Keys the gate's length and first-character filter must not lose: past its table, non-ASCII first. */
+const LONG_KEY = `${'k'.repeat(140)}.kind`;
+const unusual = customAdapter({ toolSpan: { attribute: LONG_KEY, equals: 'tool' }, toolName: 'ü.tool', agentName: 'ü.agent' });
+const adapters: readonly ConventionAdapter[] = [inHouse, byName, unusual, ...defaultAdapters];
 
 /** Every key some adapter reads, near misses of them (same length, one character off) and ordinary keys. */
 const keys = [
@@ -26,6 +29,7 @@ const keys = [
   'gen_ai.tool.name', 'gen_ai.tool.call.arguments', 'gen_ai.prompt.name', 'gen_ai.agent.name', 'acme.kind', 'acme.tool', 'acme.prompt',
   'acme.agent', 'gen_ai.provider.name', 'gen_ai.request.model', 'http.request.method', 'server.address', 'url.full', 'x', '',
   'gen_ai.prompt.namf', 'gen_ai.agent.namx', 'acme.kinD', 'traceloop.span.kinx',
+  LONG_KEY, `${'k'.repeat(141)}.kind`, 'ü.tool', 'ü.agent', 'ü.agenx',
 ];
 const values = ['execute_tool', 'chat', 'tool', 'TOOL', 'tool_call', 'AGENT', 'x', 'support-v2', '{"q":1}', 42, true];
 const names = ['execute_tool search', 'execute_tool', 'ai.toolCall', 'tool:search', 'tool', 'POST', 'chat gpt-4.1', '', 'e', 'a'];
