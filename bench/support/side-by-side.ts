@@ -7,46 +7,6 @@ export interface Contender {
   prepare?(): void;
 }
 
-export interface Comparison {
-  /** Median over pairs of (candidate round time / baseline round time). */
-  readonly ratio: number;
-  readonly p25: number;
-  readonly p75: number;
-  readonly pairs: number;
-}
-
-export interface CompareOptions {
-  /** Rounds of each contender before measuring (JIT, caches). */
-  readonly warmupRounds: number;
-  readonly pairs: number;
-}
-
-/**
- * Baseline and candidate measured side by side in one process: rounds alternate (AB, BA, AB, …)
- * so drift (CPU frequency, the other core's load, heap growth) hits both alike, and each pair
- * gives one ratio. The median of the pair ratios is reported with its quartiles; absolute times
- * are never printed (they say more about the machine than about loopwatch).
- */
-export async function compare(baseline: Contender, candidate: Contender, options: CompareOptions): Promise<Comparison> {
-  for (let i = 0; i < options.warmupRounds; i++) {
-    baseline.prepare?.();
-    await baseline.round();
-    candidate.prepare?.();
-    await candidate.round();
-  }
-  const ratios: number[] = [];
-  for (let i = 0; i < options.pairs; i++) {
-    const first = i % 2 === 0 ? baseline : candidate;
-    const second = first === baseline ? candidate : baseline;
-    const t1 = await timed(first);
-    const t2 = await timed(second);
-    const base = first === baseline ? t1 : t2;
-    const cand = first === baseline ? t2 : t1;
-    ratios.push(cand / base);
-  }
-  return { ratio: median(ratios), p25: quantile(ratios, 0.25), p75: quantile(ratios, 0.75), pairs: ratios.length };
-}
-
 export interface InterleaveOptions {
   /** Rounds of each contender before measuring (JIT, caches). */
   readonly warmupRounds: number;
