@@ -45,6 +45,14 @@ export class DeferredTrace {
     private readonly onNote?: NoteReporter,
   ) {}
 
+  /**
+   * The trace's detector once it is made (the first time a tool came back): from then on a holder
+   * may record into it directly and let this go (memory per active trace).
+   */
+  get made(): TraceDetector | undefined {
+    return this.detector;
+  }
+
   /** Calls waiting to be recorded (0 once the trace is evaluated eagerly). */
   get deferred(): number {
     return this.waitingCalls;

@@ -48,8 +48,7 @@ export class LoopSpend {
 
   /** A detection of the trace (the engine's, or the dispatcher guard's decision, which carries no tokens). */
   detected(state: TraceState, d: LoopDetection): void {
-    state.detections++;
-    state.firstDetection ??= d;
+    state.countDetection(d);
   }
 
   /**

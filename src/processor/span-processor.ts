@@ -1,6 +1,7 @@
 import { context as apiContext, isValidTraceId, trace, type Context, type Span } from '@opentelemetry/api';
 import { DeferredTrace } from '../detector/deferred-trace.js';
 import { LoopEngine } from '../detector/engine.js';
+import { buildToolCall, type RawToolCall } from '../detector/tool-call.js';
 import type { LoopDetection } from '../detector/types.js';
 import { argumentPreview, type ResolvedPreview } from '../otel/argument-preview.js';
 import { callContained, log, reportContained } from '../otel/diag.js';
@@ -226,15 +227,30 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     }
     // A call alone in its trace completes nothing unless a rule fires on one call: its content is
     // not even fingerprinted (bench: parentless tool spans).
-    if (ended.alone && state.detector === undefined && this.engine.policies.get(call.toolName).minCallThreshold >= 2) return NONE;
-    const detector = (state.detector ??= new DeferredTrace(this.engine, ended.traceId, this.reportProblem, this.reportNote));
-    const found = detector.record(call, ended.batchComplete);
+    if (ended.alone && state.detector === undefined && state.waiting === undefined && this.engine.policies.get(call.toolName).minCallThreshold >= 2) return NONE;
+    const found = this.record(state, ended, call);
     const completing = this.spend.toolCallRecorded(state, call.endTime);
     if (found.length === 0) return found;
     const priced = found.map((d) => this.spend.withCost(d, state, completing, call.endTime));
     if (this.preview === undefined || call.arguments === undefined) return priced;
     const preview = argumentPreview(call.arguments, this.preview);
     return preview === undefined ? priced : priced.map((d) => ({ ...d, argumentsPreview: preview }));
+  }
+
+  /**
+   * The call recorded in its trace: into the trace's detector once it has one, else through the
+   * waiting calls (`DeferredTrace`), which are let go once they made the detector.
+   */
+  private record(state: TraceState, ended: EndedToolCall, raw: RawToolCall): LoopDetection[] {
+    const detector = state.detector;
+    if (detector !== undefined) return detector.record(buildToolCall(this.engine, raw, this.reportProblem, this.reportNote), ended.batchComplete);
+    const waiting = (state.waiting ??= new DeferredTrace(this.engine, ended.traceId, this.reportProblem, this.reportNote));
+    const found = waiting.record(raw, ended.batchComplete);
+    if (waiting.made !== undefined) {
+      state.detector = waiting.made;
+      state.waiting = undefined;
+    }
+    return found;
   }
 
   /** Looks at the start of the span that started last, as its start would have (see `deferredSpan`). */

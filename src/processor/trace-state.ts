@@ -2,6 +2,7 @@ import type { Context } from '@opentelemetry/api';
 import type { ConventionAdapter } from '../conventions/types.js';
 import type { TraceCost } from '../cost/trace-cost.js';
 import type { DeferredTrace } from '../detector/deferred-trace.js';
+import type { TraceDetector } from '../detector/trace-detector.js';
 import type { LoopDetection } from '../detector/types.js';
 import { ToolLoopError } from '../errors.js';
 import { callContained } from '../otel/diag.js';
@@ -68,8 +69,10 @@ export class TraceState implements StoreLinks<TraceState> {
   storeId = '';
   older: TraceState | undefined;
   newer: TraceState | undefined;
-  /** The engine's state for this trace (made at its first tool call). */
-  detector: DeferredTrace | undefined;
+  /** The trace's first calls, waiting as hashes until a tool comes back (see `DeferredTrace`). */
+  waiting: DeferredTrace | undefined;
+  /** The engine's state for this trace, once the waiting calls made it. */
+  detector: TraceDetector | undefined;
   nextCallIndex = 0;
   private batchSeq = 0;
   /** The batch of parallel tool calls open under each parent span, by the parent's id. */
@@ -81,18 +84,14 @@ export class TraceState implements StoreLinks<TraceState> {
   /** The names of the span that started (or, for names set late, ended) most recently. */
   lastPrompt: string | undefined;
   lastAgent: string | undefined;
-  private controller: AbortController | undefined;
-  /** Set by the first critical detection: a signal asked for later starts out aborted. */
-  private stopped: ToolLoopError | undefined;
+  /** Made when the trace's abort signal is asked for or a loop is found: most traces have neither. */
+  private outcome: TraceOutcome | undefined;
   /** Tool calls handed to the engine: the positions model calls and detections are ordered by. */
   toolRecords = 0;
   /** The latest end (epoch ms) of the tool calls handed to the engine (see `TraceCost.modelCall`). */
   toolsEnded = Number.NEGATIVE_INFINITY;
   /** Model calls' usage around the trace's loops: made at the first model call with usage after a tool call, or the first detection. */
   cost: TraceCost | undefined;
-  /** The first detection reported, and how many were: for the trace's `loop.summary` when it ends. */
-  firstDetection: LoopDetection | undefined;
-  detections = 0;
 
   /** Joins the open batch of `parentId`, or opens a new one. */
   joinBatch(parentId: string | undefined): string {
@@ -187,18 +186,36 @@ export class TraceState implements StoreLinks<TraceState> {
     if (this.names !== undefined) this.names.delete(spanId);
   }
 
+  /** The first detection reported: for the trace's `loop.summary` when it ends. */
+  get firstDetection(): LoopDetection | undefined {
+    return this.outcome?.firstDetection;
+  }
+
+  /** Detections reported in the trace. */
+  get detections(): number {
+    return this.outcome?.detections ?? 0;
+  }
+
+  /** A detection was reported in the trace. */
+  countDetection(d: LoopDetection): void {
+    const outcome = (this.outcome ??= new TraceOutcome());
+    outcome.detections++;
+    outcome.firstDetection ??= d;
+  }
+
   /** A critical detection stopped the trace (enforce mode). */
   get isStopped(): boolean {
-    return this.stopped !== undefined;
+    return this.outcome?.stopped !== undefined;
   }
 
   /** The signal `abortSignal()` hands out for this trace; aborted already if the trace was stopped. */
   signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.stopped) this.controller.abort(this.stopped);
+    const outcome = (this.outcome ??= new TraceOutcome());
+    if (!outcome.controller) {
+      outcome.controller = new AbortController();
+      if (outcome.stopped) outcome.controller.abort(outcome.stopped);
     }
-    return this.controller.signal;
+    return outcome.controller.signal;
   }
 
   /**
@@ -208,11 +225,21 @@ export class TraceState implements StoreLinks<TraceState> {
    * why the processor offers `onAbort`, a callback it contains.
    */
   stop(detection: LoopDetection): ToolLoopError | undefined {
-    if (this.stopped) return undefined;
+    const outcome = (this.outcome ??= new TraceOutcome());
+    if (outcome.stopped) return undefined;
     const error = new ToolLoopError(detection);
-    this.stopped = error;
-    const controller = this.controller;
+    outcome.stopped = error;
+    const controller = outcome.controller;
     if (controller) callContained('an abort listener', () => controller.abort(error), undefined);
     return error;
   }
+}
+
+/** What became of a trace: its abort signal, its stop, its detections (see `TraceState.outcome`). */
+class TraceOutcome {
+  controller: AbortController | undefined;
+  /** Set by the first critical detection: a signal asked for later starts out aborted. */
+  stopped: ToolLoopError | undefined;
+  firstDetection: LoopDetection | undefined;
+  detections = 0;
 }
