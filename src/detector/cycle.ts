@@ -35,12 +35,24 @@ export interface StepInfo {
 /** Numbers kept per step, in `data`: signature, then the `StepInfo` fields. */
 const F_SIG = 0;
 const F_TOOL = 1;
-/** Evidence rank and "all pollers" in one number: `rank · 2 + (all pollers ? 1 : 0)` (memory per active trace). */
-const F_RANK_POLLERS = 2;
+/**
+ * The first call's record number, the evidence rank and "all pollers" in one number:
+ * `(record · 4 + rank) · 2 + (all pollers ? 1 : 0)`, exact below 2^53 (memory per active trace).
+ */
+const F_RECORD_RANK_POLLERS = 2;
 const F_IDLE = 3;
 const F_FIRST_END = 4;
-const F_FIRST_RECORD = 5;
-const STRIDE = 6;
+const STRIDE = 5;
+/** Evidence ranks are 0 to 3. */
+const RANKS = 4;
+
+function packStep(firstRecord: number, rank: number, allPollers: boolean): number {
+  return (firstRecord * RANKS + rank) * 2 + (allPollers ? 1 : 0);
+}
+
+function firstRecordOf(packed: number): number {
+  return Math.floor(packed / (2 * RANKS));
+}
 
 /** Numbers kept per period, in `runs`: the run's length, then its first step's end and record number. */
 const R_LENGTH = 0;
@@ -53,7 +65,7 @@ const RUN_STRIDE = 3;
  * For each period p it keeps how many trailing steps equal the step p before them: O(maxPeriod)
  * per step and no history beyond the last maxPeriod steps. A cycle is reported for the smallest
  * period that has at least two full laps; period 1 is a plain repeat and left to the call rules.
- * The last steps are packed into one array of doubles (6 numbers a step, oldest first): one of
+ * The last steps are packed into one array of doubles (5 numbers a step, oldest first): one of
  * these lives in every active trace, so no object per step.
  */
 export class CycleTracker {
@@ -107,7 +119,7 @@ export class CycleTracker {
       if (run === 1) {
         // a run begins: the step p back is its first (it is about to leave the stored window)
         this.runs[r + R_FIRST_END] = this.at(back, F_FIRST_END);
-        this.runs[r + R_FIRST_RECORD] = this.at(back, F_FIRST_RECORD);
+        this.runs[r + R_FIRST_RECORD] = firstRecordOf(this.at(back, F_RECORD_RANK_POLLERS));
       }
     }
     const d = (this.data ??= newSlots(P));
@@ -121,10 +133,9 @@ export class CycleTracker {
     }
     d[o + F_SIG] = step;
     d[o + F_TOOL] = info.tool;
-    d[o + F_RANK_POLLERS] = info.evidenceRank * 2 + (info.allPollers ? 1 : 0);
+    d[o + F_RECORD_RANK_POLLERS] = packStep(info.firstRecord, info.evidenceRank, info.allPollers);
     d[o + F_IDLE] = info.idleBefore;
     d[o + F_FIRST_END] = info.firstEnd;
-    d[o + F_FIRST_RECORD] = info.firstRecord;
     this.n++;
     this.found = undefined;
     for (let p = 1; p <= P; p++) {
@@ -139,9 +150,9 @@ export class CycleTracker {
       const tools: number[] = [];
       for (let k = last - p; k < last; k++) {
         key.add(this.at(k, F_SIG));
-        const rankPollers = this.at(k, F_RANK_POLLERS);
-        rank = Math.min(rank, Math.floor(rankPollers / 2));
-        allPollers &&= rankPollers % 2 === 1;
+        const packed = this.at(k, F_RECORD_RANK_POLLERS);
+        rank = Math.min(rank, Math.floor(packed / 2) % RANKS);
+        allPollers &&= packed % 2 === 1;
         minIdle = Math.min(minIdle, this.at(k, F_IDLE));
         tools.push(this.at(k, F_TOOL));
       }
