@@ -30,10 +30,10 @@ const SWEEP_EVERY_MS = 1_000;
  *
  * The list, not the Map's insertion order, says which trace is oldest: finding a Map's first entry
  * walks the slots its deletions left behind, microseconds per eviction once traces are evicted by
- * the thousand (bench: parentless tool spans beyond maxTraces).
+ * the thousand (bench: parentless tool spans, while each kept its state: 53 % of all CPU).
  *
  * The newest trace is held beside the Map until a newer one comes, so that an app running one
- * agent at a time never inserts into or deletes from the Map (bench: realistic mix, 2 %).
+ * agent at a time never inserts into or deletes from the Map (bench: single-tool mix, then "realistic mix", 2 %).
  */
 export class TraceStore<T extends StoreLinks<T>> {
   private readonly map = new Map<string, T>();
