@@ -67,8 +67,9 @@ export class DecimalReader {
 
   read(u: Uint16Array, start: number, end: number): number {
     // One pass over the grammar (-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?), taking the significant
-    // digits in integer registers as it goes: 9 in \`first\`, 6 in \`next\` (15 in all: \`high\`),
-    // then 4 in \`low\`. Value = digits·10^e.
+    // digits in integer registers as it goes: 9 in `first`, 6 in `next` (15 in all: `high`),
+    // then 4 in `low`. Value = digits·10^e. (Small integers: one
+    // double accumulator for the 15 digits made the whole fingerprint twice slower, bench/NOTES.md.)
     let p = start;
     const negative = p < end && u[p] === Char.Minus;
     if (negative) p++;
