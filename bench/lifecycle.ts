@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { pipeline, type Pipeline, type PipelineKind } from './support/pipeline.js';
 import { median, ratio, type Figure } from './support/report.js';
 import { interleaved, spreadOf, type Contender, type Spread } from './support/side-by-side.js';
-import { agentMix, agentSteps, nonToolTraces, parentlessToolCalls, singleToolMix, writeFileTraces, type Workload } from './support/traces.js';
+import { agentMix, agentSteps, nonToolTraces, oneCallTraces, parentlessToolCalls, singleToolMix, writeFileTraces, type Workload } from './support/traces.js';
 
 /**
  * The span lifecycle (start with attributes, set more, end, export through a batch processor to a
@@ -160,6 +160,24 @@ const SCENARIOS: readonly Scenario[] = [
       { name: 'parentless tool spans (each its own trace: a tool server called without trace context) ÷ bare', of: over('loopwatch', 'bare') },
       { name: 'parentless tool spans ÷ an idle span processor', of: over('loopwatch', 'idle') },
     ],
+  },
+  {
+    key: 'ended',
+    workload: () => oneCallTraces(true),
+    contenders: ['bare', 'loopwatch'],
+    traces: 4000,
+    sets: 30,
+    processes: 2,
+    rows: [{ name: 'one tool call per trace, the root ended after it ÷ bare', of: over('loopwatch', 'bare') }],
+  },
+  {
+    key: 'evicting',
+    workload: () => oneCallTraces(false),
+    contenders: ['bare', 'loopwatch'],
+    traces: 4000,
+    sets: 30,
+    processes: 2,
+    rows: [{ name: 'one tool call per trace, the root never ended (beyond maxTraces 10 000 each new trace evicts one) ÷ bare', of: over('loopwatch', 'bare') }],
   },
   {
     key: 'steps',

@@ -178,6 +178,23 @@ export function parentlessToolCalls(): Workload {
 }
 
 /**
+ * One tool call per trace under an agent root, the root ended after it (`ended`) or never (an
+ * abandoned run): abandoned traces stay tracked until `maxTraces` (10 000 by default) pushes the
+ * least recently used out, so from then on every new trace evicts one. Beside the ended runs,
+ * whose state goes when the root ends, the two rows price an eviction.
+ */
+export function oneCallTraces(ended: boolean): Workload {
+  const args = Array.from({ length: POOL }, (_, k) => jsonOfSize(256, k, 'args'));
+  const results = Array.from({ length: POOL }, (_, k) => jsonOfSize(512, k, 'result'));
+  const run = (tracer: Tracer, i: number): Span => {
+    const root = agentRoot(tracer, i);
+    toolSpan(tracer, root.context, 'search_orders', args[i % POOL] ?? '', results[i % POOL] ?? '', i);
+    return root.span;
+  };
+  return { spans: 2, toolCalls: 1, openTrace: run, shape: (tracer, i) => (ended ? run(tracer, i).end() : void run(tracer, i)) };
+}
+
+/**
  * An agent run as steps: a model call (with usage), then the tool call it asked for, four times,
  * and the model's final call: from the first tool call on, loopwatch reads each model call's
  * usage for what loops cost (issue 16), which the other shapes reach only after their first tool.
