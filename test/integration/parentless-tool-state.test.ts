@@ -64,4 +64,20 @@ describe('tool spans with no parent', () => {
     agent.end();
     expect(loops.trackedTraces).toBe(0);
   });
+
+  it('a parentless tool span that calls tools itself (an agent as a tool) is a trace like any other: its calls loop, and its end ends the trace', () => {
+    const { loops, detections, tracer } = setup();
+    const outer = tracer.startSpan('execute_tool research', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'research' } }, ROOT_CONTEXT);
+    const ctx = trace.setSpan(ROOT_CONTEXT, outer);
+    for (let i = 0; i < 5; i++) {
+      const inner = tracer.startSpan('execute_tool search', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search', 'gen_ai.tool.call.arguments': '{"q":"same"}' } }, ctx);
+      inner.setAttribute('gen_ai.tool.call.result', '"no results"');
+      inner.end();
+    }
+    expect(detections.map((d) => `${d.kind}:${d.level}:${d.toolName}`)).toEqual(['repeat:warning:search', 'repeat:critical:search']);
+    expect(loops.trackedTraces).toBe(1);
+    outer.setAttribute('gen_ai.tool.call.result', '"done"');
+    outer.end();
+    expect(loops.trackedTraces).toBe(0);
+  });
 });
