@@ -90,6 +90,11 @@ function perCall(kind: PipelineKind) {
     median(sets.map((t) => ((t[kind] ?? NaN) - (t.idle ?? NaN)) / (traces * w.toolCalls)));
 }
 
+/** A scenario of one row: loopwatch ÷ bare, nothing else measured. */
+function againstBare(key: string, workload: () => Workload, name: string, size: Pick<Scenario, 'traces' | 'sets' | 'processes'>): Scenario {
+  return { key, workload, contenders: ['bare', 'loopwatch'], ...size, rows: [{ name: `${name} ÷ bare`, of: over('loopwatch', 'bare') }] };
+}
+
 const SCENARIOS: readonly Scenario[] = [
   {
     key: 'agent',
@@ -161,60 +166,12 @@ const SCENARIOS: readonly Scenario[] = [
       { name: 'parentless tool spans ÷ an idle span processor', of: over('loopwatch', 'idle') },
     ],
   },
-  {
-    key: 'ended',
-    workload: () => oneCallTraces(true),
-    contenders: ['bare', 'loopwatch'],
-    traces: 4000,
-    sets: 30,
-    processes: 2,
-    rows: [{ name: 'one tool call per trace, the root ended after it ÷ bare', of: over('loopwatch', 'bare') }],
-  },
-  {
-    key: 'evicting',
-    workload: () => oneCallTraces(false),
-    contenders: ['bare', 'loopwatch'],
-    traces: 4000,
-    sets: 30,
-    processes: 2,
-    rows: [{ name: 'one tool call per trace, the root never ended (beyond maxTraces 10 000 each new trace evicts one) ÷ bare', of: over('loopwatch', 'bare') }],
-  },
-  {
-    key: 'steps',
-    workload: agentSteps,
-    contenders: ['bare', 'idle', 'loopwatch'],
-    traces: 1500,
-    sets: 30,
-    processes: 3,
-    rows: [{ name: 'agent steps: model call (usage read for loop cost) then tool call, 4 steps (40 % tool spans) ÷ bare', of: over('loopwatch', 'bare') }],
-  },
-  {
-    key: 'write-200',
-    workload: () => writeFileTraces(200),
-    contenders: ['bare', 'loopwatch'],
-    traces: 1000,
-    sets: 30,
-    processes: 2,
-    rows: [{ name: 'tool spans, write_file with 200 B arguments (10 calls a trace) ÷ bare', of: over('loopwatch', 'bare') }],
-  },
-  {
-    key: 'write-10k',
-    workload: () => writeFileTraces(10 * 1024),
-    contenders: ['bare', 'loopwatch'],
-    traces: 200,
-    sets: 20,
-    processes: 2,
-    rows: [{ name: 'tool spans, write_file with 10 KB arguments (10 calls a trace) ÷ bare', of: over('loopwatch', 'bare') }],
-  },
-  {
-    key: 'write-1m',
-    workload: () => writeFileTraces(1 << 20),
-    contenders: ['bare', 'loopwatch'],
-    traces: 2,
-    sets: 15,
-    processes: 2,
-    rows: [{ name: 'tool spans, write_file with 1 MB arguments (10 calls a trace) ÷ bare', of: over('loopwatch', 'bare') }],
-  },
+  againstBare('ended', () => oneCallTraces(true), 'one tool call per trace, the root ended after it', { traces: 4000, sets: 30, processes: 2 }),
+  againstBare('evicting', () => oneCallTraces(false), 'one tool call per trace, the root never ended (beyond maxTraces 10 000 each new trace evicts one)', { traces: 4000, sets: 30, processes: 2 }),
+  againstBare('steps', agentSteps, 'agent steps: model call (usage read for loop cost) then tool call, 4 steps (40 % tool spans)', { traces: 1500, sets: 30, processes: 3 }),
+  againstBare('write-200', () => writeFileTraces(200), 'tool spans, write_file with 200 B arguments (10 calls a trace)', { traces: 1000, sets: 30, processes: 2 }),
+  againstBare('write-10k', () => writeFileTraces(10 * 1024), 'tool spans, write_file with 10 KB arguments (10 calls a trace)', { traces: 200, sets: 20, processes: 2 }),
+  againstBare('write-1m', () => writeFileTraces(1 << 20), 'tool spans, write_file with 1 MB arguments (10 calls a trace)', { traces: 2, sets: 15, processes: 2 }),
 ];
 
 function tracesPerRound(s: Scenario, quick: boolean): number {

@@ -98,6 +98,22 @@ function workload(spans: number, toolCalls: number, run: (tracer: Tracer, i: num
 /** Payload sets rotate over this many traces (distinct inputs, as a stream of traces has). */
 const POOL = 64;
 
+/** `POOL` distinct payloads of a tool call: arguments and results by index. */
+interface Payloads {
+  readonly args: readonly string[];
+  readonly results: readonly string[];
+}
+
+/** File writes: 1 KB arguments (mostly the content), a short acknowledgement as the result. */
+function fileWrites(): Payloads {
+  return { args: Array.from({ length: POOL }, (_, k) => argumentsOfSize(1024, k)), results: Array.from({ length: POOL }, (_, k) => acknowledgement(k, 1024)) };
+}
+
+/** Searches: 256 B of structured JSON arguments, 512 B of records as the result. */
+function smallSearches(): Payloads {
+  return { args: Array.from({ length: POOL }, (_, k) => jsonOfSize(256, k, 'args')), results: Array.from({ length: POOL }, (_, k) => jsonOfSize(512, k, 'result')) };
+}
+
 /**
  * What agents do (issue 17): an agent root, 44 model calls and 5 tool calls, 50 spans. The agent
  * searches orders four times with different queries (about 1 KB of structured JSON arguments
@@ -133,8 +149,7 @@ export function agentMix(): Workload {
  * per trace, never a repeated tool.
  */
 export function singleToolMix(): Workload {
-  const args = Array.from({ length: POOL }, (_, k) => argumentsOfSize(1024, k));
-  const results = Array.from({ length: POOL }, (_, k) => acknowledgement(k, 1024));
+  const { args, results } = fileWrites();
   return workload(10, 1, (tracer, i) => {
     const root = agentRoot(tracer, i);
     for (let k = 0; k < 8; k++) {
@@ -170,8 +185,7 @@ export function nonToolTraces(): Workload {
  * app without a context manager. Each call is a trace of one span.
  */
 export function parentlessToolCalls(): Workload {
-  const args = Array.from({ length: POOL }, (_, k) => jsonOfSize(256, k, 'args'));
-  const results = Array.from({ length: POOL }, (_, k) => jsonOfSize(512, k, 'result'));
+  const { args, results } = smallSearches();
   // a trace of one span, ended: nothing stays open
   const run = (tracer: Tracer, i: number): Span => toolSpan(tracer, ROOT_CONTEXT, 'search_orders', args[i % POOL] ?? '', results[i % POOL] ?? '', i);
   return { spans: 1, toolCalls: 1, openTrace: run, shape: (tracer, i) => void run(tracer, i) };
@@ -184,8 +198,7 @@ export function parentlessToolCalls(): Workload {
  * whose state goes when the root ends, the two rows price an eviction.
  */
 export function oneCallTraces(ended: boolean): Workload {
-  const args = Array.from({ length: POOL }, (_, k) => jsonOfSize(256, k, 'args'));
-  const results = Array.from({ length: POOL }, (_, k) => jsonOfSize(512, k, 'result'));
+  const { args, results } = smallSearches();
   const run = (tracer: Tracer, i: number): Span => {
     const root = agentRoot(tracer, i);
     toolSpan(tracer, root.context, 'search_orders', args[i % POOL] ?? '', results[i % POOL] ?? '', i);
@@ -200,8 +213,7 @@ export function oneCallTraces(ended: boolean): Workload {
  * usage for what loops cost (issue 16), which the other shapes reach only after their first tool.
  */
 export function agentSteps(): Workload {
-  const args = Array.from({ length: POOL }, (_, k) => argumentsOfSize(1024, k));
-  const results = Array.from({ length: POOL }, (_, k) => acknowledgement(k, 1024));
+  const { args, results } = fileWrites();
   return workload(10, 4, (tracer, i) => {
     const root = agentRoot(tracer, i);
     for (let k = 0; k < 4; k++) {
