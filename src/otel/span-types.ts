@@ -51,7 +51,7 @@ export function isLocalRoot(span: ReadableToolSpan): boolean {
  * server called without trace context, an app without a context manager).
  */
 export function hasNoParent(span: ReadableToolSpan): boolean {
-  return span.parentSpanContext === undefined && (span.parentSpanId === undefined || span.parentSpanId === '');
+  return span.parentSpanContext === undefined && isLocalRoot(span);
 }
 
 /** A span loopwatch may write on later: what the event on the open parent needs. */
