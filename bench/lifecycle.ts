@@ -99,7 +99,7 @@ const SCENARIOS: readonly Scenario[] = [
   {
     key: 'agent',
     workload: agentMix,
-    contenders: ['bare', 'idle', 'naive', 'loopwatch'],
+    contenders: ['bare', 'idle', 'naive', 'plain', 'loopwatch'],
     traces: 120,
     sets: 40,
     processes: 5,
@@ -113,11 +113,20 @@ const SCENARIOS: readonly Scenario[] = [
       { name: 'agent mix, the idle span processor ÷ bare (the floor)', of: over('idle', 'bare') },
       { name: 'agent mix, the naive detector ÷ bare', of: over('naive', 'bare') },
       {
+        name: 'agent mix, the plain hash of arguments and results ÷ bare (the least any detector reading results costs: no precision at all)',
+        of: over('plain', 'bare'),
+      },
+      {
         name: 'agent mix, per tool call: loopwatch ÷ the naive detector (each over the idle processor)',
         of: (t) => ((t.loopwatch ?? NaN) - (t.idle ?? NaN)) / ((t.naive ?? NaN) - (t.idle ?? NaN)),
         target: { text: `≤ ${ratio(PER_CALL_TARGET)}`, met: (m) => m <= PER_CALL_TARGET },
         detail: (sets, w, traces) =>
           `CPU per tool call over the idle processor: loopwatch ${(perCall('loopwatch')(sets, w, traces)).toFixed(2)} µs, naive ${(perCall('naive')(sets, w, traces)).toFixed(2)} µs`,
+      },
+      {
+        name: 'agent mix, per tool call: the plain hash ÷ the naive detector (each over the idle processor)',
+        of: (t) => ((t.plain ?? NaN) - (t.idle ?? NaN)) / ((t.naive ?? NaN) - (t.idle ?? NaN)),
+        detail: (sets, w, traces) => `CPU per tool call over the idle processor: plain hash ${(perCall('plain')(sets, w, traces)).toFixed(2)} µs`,
       },
     ],
   },

@@ -11,15 +11,15 @@ import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace
 export const NAIVE_WINDOW = 30;
 const NAIVE_THRESHOLD = 3;
 
-export class NaiveTrace {
-  private readonly window: string[] = [];
+export class NaiveTrace<K = string> {
+  private readonly window: K[] = [];
   private next = 0;
-  private readonly counts = new Map<string, number>();
+  private readonly counts = new Map<K, number>();
 
   /** Records a call by its key; true when the key reached the threshold within the window. */
-  record(key: string): boolean {
+  record(key: K): boolean {
     if (this.window.length === NAIVE_WINDOW) {
-      const old = this.window[this.next] as string;
+      const old = this.window[this.next] as K;
       const left = (this.counts.get(old) ?? 1) - 1;
       if (left === 0) this.counts.delete(old);
       else this.counts.set(old, left);
@@ -40,15 +40,58 @@ export function naiveKey(name: string, args: unknown): string {
 }
 
 /**
+ * The floor of any detector that reads what a tool answered: the argument and result text hashed
+ * by the plainest loop over their code units (two 32-bit lanes, no JSON reading, no whitespace,
+ * volatile values or key order: no precision at all), as a number. Beside the naive key it shows
+ * what reading the results costs before any precision is paid for.
+ */
+export function plainKey(name: string, args: unknown, result: unknown): number {
+  laneA = 0x811c9dc5;
+  laneB = 0x9747b28c;
+  plainLanes(name);
+  plainLanes(String(args));
+  plainLanes(String(result));
+  return (laneA >>> 0) * 0x200000 + (laneB >>> 11);
+}
+
+let laneA = 0;
+let laneB = 0;
+
+/** Pairs of code units into two alternating lanes, then the length. */
+function plainLanes(part: string): void {
+  let a = laneA;
+  let b = laneB;
+  const last = part.length - 1;
+  let i = 0;
+  for (; i < last; i += 2) {
+    a = Math.imul(a ^ part.charCodeAt(i), 0x01000193);
+    b = Math.imul(b ^ part.charCodeAt(i + 1), 0x5bd1e995);
+  }
+  if (i === last) a = Math.imul(a ^ part.charCodeAt(i), 0x01000193);
+  laneA = a;
+  laneB = Math.imul(b ^ part.length, 0x5bd1e995);
+}
+
+/** How a detector keys a tool call from its span's attributes. */
+type CallKey<K> = (attrs: Span['attributes']) => K;
+
+const naiveCall: CallKey<string> = (attrs) => naiveKey(String(attrs['gen_ai.tool.name']), attrs['gen_ai.tool.call.arguments']);
+const plainCall: CallKey<number> = (attrs) => plainKey(String(attrs['gen_ai.tool.name']), attrs['gen_ai.tool.call.arguments'], attrs['gen_ai.tool.call.result']);
+
+/**
  * The naive detector as a span processor in the same place as loopwatch: tool spans by
  * `gen_ai.operation.name`, an event on the third sighting, the trace forgotten when its root
- * ends, at most `maxTraces` traces (the oldest dropped).
+ * ends, at most `maxTraces` traces (the oldest dropped). `keyOf` makes the key of a call: the
+ * naive key (`NaiveProcessor`), or the plain hash of arguments and result (`PlainHashProcessor`).
  */
-export class NaiveProcessor implements SpanProcessor {
-  private readonly traces = new Map<string, NaiveTrace>();
+class WindowProcessor<K> implements SpanProcessor {
+  private readonly traces = new Map<string, NaiveTrace<K>>();
   detections = 0;
 
-  constructor(private readonly maxTraces = 10_000) {}
+  constructor(
+    private readonly keyOf: CallKey<K>,
+    private readonly maxTraces = 10_000,
+  ) {}
 
   onStart(): void {}
 
@@ -62,10 +105,10 @@ export class NaiveProcessor implements SpanProcessor {
           const oldest = this.traces.keys().next();
           if (!oldest.done) this.traces.delete(oldest.value);
         }
-        trace = new NaiveTrace();
+        trace = new NaiveTrace<K>();
         this.traces.set(traceId, trace);
       }
-      if (trace.record(naiveKey(String(attrs['gen_ai.tool.name']), attrs['gen_ai.tool.call.arguments']))) {
+      if (trace.record(this.keyOf(attrs))) {
         this.detections++;
         span.addEvent('loop.detected');
       }
@@ -82,5 +125,17 @@ export class NaiveProcessor implements SpanProcessor {
   shutdown(): Promise<void> {
     this.traces.clear();
     return Promise.resolve();
+  }
+}
+
+export class NaiveProcessor extends WindowProcessor<string> {
+  constructor(maxTraces?: number) {
+    super(naiveCall, maxTraces);
+  }
+}
+
+export class PlainHashProcessor extends WindowProcessor<number> {
+  constructor(maxTraces?: number) {
+    super(plainCall, maxTraces);
   }
 }

@@ -2,7 +2,7 @@ import { ROOT_CONTEXT, trace, type Attributes, type Context, type Span, type Tra
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from '../../dist/index.js';
-import { NaiveProcessor } from './naive.js';
+import { NaiveProcessor, PlainHashProcessor } from './naive.js';
 
 /** Accepts every batch and keeps nothing: the export step costs what the SDK itself costs. */
 class NoopExporter implements SpanExporter {
@@ -39,15 +39,18 @@ class IdleProcessor implements SpanProcessor {
   }
 }
 
-/** What runs ahead of the batch processor: nothing, a processor that does nothing, the naive detector, loopwatch. */
-export type PipelineKind = 'bare' | 'idle' | 'naive' | 'loopwatch';
+/**
+ * What runs ahead of the batch processor: nothing, a processor that does nothing, the naive
+ * detector, the plain hash of arguments and results (`support/naive.ts`), loopwatch.
+ */
+export type PipelineKind = 'bare' | 'idle' | 'naive' | 'plain' | 'loopwatch';
 
 /** `true` (or `'loopwatch'`): loopwatch ahead of the batch processor; `false` (`'bare'`): nothing there. */
 export function pipeline(kind: boolean | PipelineKind, options: LoopDetectionSpanProcessorOptions = {}, queue = 1 << 16, spanLimits?: { attributeValueLengthLimit: number }): Pipeline {
   const exporter = new NoopExporter();
   const loops = kind === true || kind === 'loopwatch' ? new LoopDetectionSpanProcessor(options) : undefined;
   const batch = new BatchSpanProcessor(exporter, { maxQueueSize: queue, maxExportBatchSize: 512, scheduledDelayMillis: 60_000 });
-  const first = loops ? (loops as unknown as SpanProcessor) : kind === 'idle' ? new IdleProcessor() : kind === 'naive' ? new NaiveProcessor() : undefined;
+  const first = loops ? (loops as unknown as SpanProcessor) : kind === 'idle' ? new IdleProcessor() : kind === 'naive' ? new NaiveProcessor() : kind === 'plain' ? new PlainHashProcessor() : undefined;
   const processors: SpanProcessor[] = first ? [first, batch] : [batch];
   const provider = new BasicTracerProvider({ spanProcessors: processors, ...(spanLimits ? { spanLimits } : {}) });
   return {
