@@ -77,7 +77,7 @@ export const aiSdkAdapter: ConventionAdapter = {
   },
 
   agentName(span: SpanView): string | undefined {
-    // Only AI SDK spans carry these keys; a cheap check first since this runs on every span.
+    // Only AI SDK spans carry these keys.
     if (span.attributes[ATTR_OPERATION_ID] === undefined) return undefined;
     return firstString(span, AGENT_KEYS);
   },

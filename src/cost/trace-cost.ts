@@ -108,8 +108,8 @@ interface LoopSums {
  * calls), kept only while a detection could still count them, and the running sums of its loop.
  * Model calls of one position that started after every tool call recorded so far ended are
  * "clean": every detection that can count them counts all of them, so they share one entry (an
- * agent's tens of model calls between two tool calls cost one entry, not tens: memory per active
- * trace, bench "the agent mix as run").
+ * agent's tens of model calls between two tool calls cost one entry, not tens (bench: memory per
+ * active trace, the agent mix as run, 4.41 → 2.05 KiB, with `loop` made at the first detection).
  */
 export class TraceCost {
   private data: number[] = [];
@@ -118,7 +118,7 @@ export class TraceCost {
   private count = 0;
   /** Some model call with usage was seen: without one, tokens are unknown, not zero. */
   private seen = false;
-  /** The running sums of the trace's loop, from its first detection (made then: memory per active trace). */
+  /** The running sums of the trace's loop, made at its first detection. */
   private loop: LoopSums | undefined;
 
   /**

@@ -6,13 +6,12 @@ import type { LoopDetection, ToolCall } from './types.js';
 
 /**
  * Calls held per trace at most while waiting (beyond it the trace is evaluated eagerly): a held
- * call takes about a quarter of what a call history does, so beyond three the history is smaller
- * (bench: memory per active trace, 5 distinct tools).
+ * call takes about a quarter of what a call history does, so beyond three the history is smaller.
  */
 const MAX_DEFERRED_CALLS = 3;
 const NONE: LoopDetection[] = [];
 
-/** A waiting call, in a list in call order (a list: most traces hold one, and an array costs more). */
+/** A waiting call, in a list in call order. */
 interface Deferred {
   readonly call: ToolCall;
   readonly batchComplete: boolean;
@@ -29,8 +28,8 @@ interface Deferred {
  * original alive). The first time a tool name comes back, the waiting calls are recorded in their
  * order, then the new one, and the trace is evaluated eagerly from then on. The engine sees
  * exactly the sequence it would have seen, so the detections are the same; a trace that never
- * calls a tool twice never pays for a call history: 5 % of the single-tool mix in the bench
- * (lifecycle, "single-tool mix"), and half the memory of a one-call trace.
+ * calls a tool twice never pays for a call history (bench: memory per active trace, one call:
+ * half the memory).
  */
 export class DeferredTrace {
   private detector: TraceDetector | undefined;
@@ -47,7 +46,7 @@ export class DeferredTrace {
 
   /**
    * The trace's detector once it is made (the first time a tool came back): from then on a holder
-   * may record into it directly and let this go (memory per active trace).
+   * may record into it directly and let this go.
    */
   get made(): TraceDetector | undefined {
     return this.detector;

@@ -261,7 +261,8 @@ export class Walker implements LanePair {
     }
     if (t.control) this.control = true;
     // Only whether some leaf informs matters (see `Fingerprint.informative`): once one does, the
-    // word checks of the others are skipped.
+    // word checks of the others are skipped (bench: agent mix, 1.861 → 1.712, with the in-place
+    // word comparison of `isStatusWordRange`).
     if (this.informative === 0 && t.words > 0 && !(t.alnum <= MAX_STATUS_WORD_LENGTH && isStatusWordRange(u, start, end)) && !isAcknowledgementRange(u, start, end)) this.informative++;
     t.finish();
     this.ha = t.ha;

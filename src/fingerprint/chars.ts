@@ -1,8 +1,6 @@
 /**
- * Code units the fingerprint reads, by name. A `const enum`: the build writes the numbers into the
- * code. Plain module constants become `var`s in the bundle, and V8 loads those from memory on each
- * use instead of folding them: in the per-character loops that cost as much as the loops' own work
- * (bench: "fingerprint per KB").
+ * Code units the fingerprint reads, by name. A `const enum`, so the build writes the numbers into
+ * the code (bench: fingerprint per KB, see bench/NOTES.md).
  */
 export const enum Char {
   Tab = 0x09,

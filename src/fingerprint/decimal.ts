@@ -2,9 +2,8 @@ import { Char } from './chars.js';
 
 /**
  * The value of a JSON number token read from code units, exactly as `Number(text)` gives it,
- * without building the text: converting a slice of the string was a tenth of a fingerprint of
- * structured results (scores and prices with 17 significant digits). Every value is either
- * computed by a path proven to round correctly or left to the caller, who converts the text:
+ * without building the text (bench: fingerprint per KB, see bench/NOTES.md). Every value is
+ * either computed by a path proven to round correctly or left to the caller, who converts the text:
  *
  * - up to 15 significant digits and a power of ten up to 10^22: one multiplication or division
  *   of two exact doubles, rounded once (Clinger's fast path);
@@ -68,8 +67,7 @@ export class DecimalReader {
   read(u: Uint16Array, start: number, end: number): number {
     // One pass over the grammar (-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?), taking the significant
     // digits in integer registers as it goes: 9 in `first`, 6 in `next` (15 in all: `high`),
-    // then 4 in `low`. Value = digits·10^e. (Small integers: one
-    // double accumulator for the 15 digits made the whole fingerprint twice slower, bench/NOTES.md.)
+    // then 4 in `low`. Value = digits·10^e.
     let p = start;
     const negative = p < end && u[p] === Char.Minus;
     if (negative) p++;

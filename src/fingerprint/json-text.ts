@@ -7,9 +7,7 @@ import type { UnitBuffers, Units } from './units.js';
 /**
  * Hashes JSON text in one pass, without `JSON.parse` and without building the values: the hash is
  * exactly the one the structural walker (`canonical.ts`) gives the parsed value, so a JSON string
- * attribute (SDK 2.x) and the same structured value (SDK 3.x) stay equal. Tool arguments and
- * results arrive as JSON text on every tool span; parsing them into objects only to walk and drop
- * them was most of loopwatch's cost.
+ * attribute (SDK 2.x) and the same structured value (SDK 3.x) stay equal.
  *
  * The text is validated as strictly as `JSON.parse` does (malformed text is then hashed as plain
  * text by the caller). A few valid but unusual inputs are left to the exact parse-and-walk path

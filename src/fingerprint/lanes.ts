@@ -3,9 +3,8 @@ import type { Units } from './units.js';
 
 /**
  * The arithmetic of structural fingerprints. A node's hash is a pair of 32-bit lanes kept in
- * integer registers from the leaves up and packed into a 53-bit `Hash` only once, at the root:
- * packing and unpacking a float at every node (divisions, floors) cost more than the hashing.
- * Functions "return" a pair through an `out` object (no allocation per node).
+ * integer registers from the leaves up and packed into a 53-bit `Hash` only once, at the root.
+ * Functions "return" a pair through an `out` object.
  *
  * - Leaves (text, numbers) are raw lanes: cheap, injective enough, not yet mixed.
  * - Text: UTF-16 units paired into 32-bit words (unit 2k low, 2k + 1 high), words alternating

@@ -6,9 +6,7 @@ import { Tag } from './tags.js';
  * Result text, read once: whitespace runs collapse to one space (none at either end), each unit
  * of the collapsed text goes into two alternating hash lanes, and the same pass counts the word
  * characters and checks whether the text could hold a volatile value (ids, times, durations: see
- * `volatile.ts`), which only then costs a run of the regular expression. Reading the text once
- * for all of it, not once to hash and again to look for volatile values, halved what result text
- * costs (bench: agent mix, and "fingerprint per KB, result").
+ * `volatile.ts`), which only then costs a run of the regular expression.
  */
 
 
@@ -145,7 +143,7 @@ export class ResultText implements LanePair {
     let digit = false;
     let control = false;
     let volatile = false;
-    // Character tests are written out in the loop, not called (TurboFan did not inline the helpers).
+    // Character tests written out in the loop (bench: fingerprint per KB, see bench/NOTES.md).
     for (let i = from; i < to; i++) {
       const c = u[i] as number;
       if (c <= Char.Space || c === Char.NoBreakSpace || c >= Char.LineSeparator) {

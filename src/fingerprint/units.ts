@@ -1,8 +1,8 @@
 /**
- * Strings as UTF-16 code units in typed arrays. Reading typed arrays is much faster than
- * `charCodeAt` in V8's optimised code (and text hashes read two units at a time as one 32-bit
- * word), and filling one from a string is a native copy. Every string a fingerprint reads (JSON
- * text, string leaves, member names) is read from one of these.
+ * Strings as UTF-16 code units in typed arrays, filled by a native copy from `NATIVE_FROM` units
+ * on: text hashes read two units at a time as one 32-bit word (bench: fingerprint per KB, see
+ * bench/NOTES.md). Every string a fingerprint reads (JSON text, string leaves, member names) is
+ * read from one of these.
  */
 
 /** The same code units seen 16 and 32 bits at a time (little-endian: unit 2k is the low half of word k). */
@@ -13,7 +13,7 @@ export interface Units {
 
 /** Arrays up to this many units are kept for reuse; longer texts get a temporary one. */
 const RETAINED_UNITS = 1 << 15;
-/** Below this length a loop is cheaper than the native copy's fixed cost. */
+/** Shorter strings are copied by a loop. */
 const NATIVE_FROM = 32;
 
 interface Slot extends Units {

@@ -73,7 +73,7 @@ export class VolatileKeyMatcher {
   private readonly byHash = new Set<number>();
   /** Direct-mapped cache: [name hash lane a, lane b, verdict (1 no, 2 yes)] per slot. */
   private readonly verdicts = new Int32Array(Keys.VerdictSlots * 3);
-  /** No volatile names at all (the set's size, read once: a getter call on every member otherwise). */
+  /** No volatile names at all. */
   private readonly none: boolean;
 
   constructor(private readonly set: ReadonlySet<string>) {

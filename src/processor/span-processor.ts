@@ -44,7 +44,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
    * pass names on to, and its place among the trace's starts is the same). Any other hook, and
    * `abortSignal`, first looks at it as its start would have (`startDeferred`). Until the SDK is
    * seen to call `onEnding` (2.3 and later), spans are looked at when they start.
-   * (bench: single-tool mix, then "realistic mix", 5 %)
+   * (bench: single-tool mix, 5 %)
    */
   private deferredSpan: WritableToolSpan | undefined;
   private deferredContext: Context | undefined;
@@ -226,7 +226,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       return [ended.decision];
     }
     // A call alone in its trace completes nothing unless a rule fires on one call: its content is
-    // not even fingerprinted (bench: parentless tool spans).
+    // not even fingerprinted (see `ToolSpans.spanEnded`).
     if (ended.alone && state.detector === undefined && state.waiting === undefined && this.engine.policies.get(call.toolName).minCallThreshold >= 2) return NONE;
     const found = this.record(state, ended, call);
     const completing = this.spend.toolCallRecorded(state, call.endTime);

@@ -71,7 +71,11 @@ export class TraceState implements StoreLinks<TraceState> {
   newer: TraceState | undefined;
   /** The trace's first calls, waiting as hashes until a tool comes back (see `DeferredTrace`). */
   waiting: DeferredTrace | undefined;
-  /** The engine's state for this trace, once the waiting calls made it. */
+  /**
+   * The engine's state for this trace, once the waiting calls made it: held here, the waiting
+   * calls let go (bench: memory per active trace, the agent mix as run, 2.06 → 1.96 KiB, with
+   * `outcome`).
+   */
   detector: TraceDetector | undefined;
   nextCallIndex = 0;
   private batchSeq = 0;
