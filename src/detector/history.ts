@@ -35,7 +35,7 @@ const INITIAL_CAPACITY = 4;
  * (bench: memory per active trace, 5 calls with 1 KB JSON: 2.24 → 1.70 KiB with the packings of
  * cycle.ts and trace-store.ts). Index 0 is the oldest remembered call, `size - 1` the newest.
  *
- * A plain array of doubles, not a Float64Array (bench: engine, see bench/NOTES.md).
+ * A plain array of doubles.
  */
 export class CallHistory {
   private data: number[];

@@ -201,7 +201,8 @@ export class JsonTextHasher {
     let sb = 0;
     let n = 0;
     const keysFrom = keyTop;
-    // a 128-bit filter of the names seen: only a possible repeat is looked for in the list
+    // a 128-bit filter of the names seen: only a possible repeat is looked for in the list (bench:
+    // agent mix, about 2 %)
     let seen0 = 0;
     let seen1 = 0;
     let seen2 = 0;
@@ -215,7 +216,7 @@ export class JsonTextHasher {
     for (;;) {
       if (c !== Char.Quote) return Status.Invalid;
       // The member name, hashed as it is scanned (`text` in `lanes.ts`: pairs of units as 32-bit
-      // words, alternating lanes), unless it has escapes.
+      // words, alternating lanes), unless it has escapes (bench: agent mix, about 4.5 %).
       const k0 = this.pos + 1;
       let p = k0;
       let a = seedA(Tag.Key);

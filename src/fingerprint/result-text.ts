@@ -143,7 +143,7 @@ export class ResultText implements LanePair {
     let digit = false;
     let control = false;
     let volatile = false;
-    // Character tests written out in the loop (bench: fingerprint per KB, see bench/NOTES.md).
+    // Character tests written out, not called (bench: agent mix, about 2.5 %).
     for (let i = from; i < to; i++) {
       const c = u[i] as number;
       if (c <= Char.Space || c === Char.NoBreakSpace || c >= Char.LineSeparator) {
