@@ -9,8 +9,9 @@ import { agentMix, agentSteps, nonToolTraces, oneCallTraces, parentlessToolCalls
  * The span lifecycle (start with attributes, set more, end, export through a batch processor to a
  * no-op exporter) of whole traces, with loopwatch and without, side by side: bare (no second
  * processor), an idle processor (empty hooks: the floor of any processor), the naive detector
- * (`support/naive.ts`) and loopwatch, each round of each contender running the same traces. See
- * `support/traces.ts` for the shapes.
+ * and, in the agent mix, the plain hash of arguments and results (both in `support/naive.ts`), and
+ * loopwatch, each round of each contender running the same traces. See `support/traces.ts` for the
+ * shapes.
  *
  * Why two mixes: the single-tool mix (the bench before issue 17) has one short trace per tool call
  * and never a repeated tool: until issue 19 the first call of each tool was not even fingerprinted
@@ -113,7 +114,7 @@ const SCENARIOS: readonly Scenario[] = [
       { name: 'agent mix, the idle span processor ÷ bare (the floor)', of: over('idle', 'bare') },
       { name: 'agent mix, the naive detector ÷ bare', of: over('naive', 'bare') },
       {
-        name: 'agent mix, the plain hash of arguments and results ÷ bare (the least any detector reading results costs: no precision at all)',
+        name: 'agent mix, the plain hash of arguments and results ÷ bare (a yardstick: both texts read by a plain loop, no precision at all)',
         of: over('plain', 'bare'),
       },
       {

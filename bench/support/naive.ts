@@ -40,10 +40,10 @@ export function naiveKey(name: string, args: unknown): string {
 }
 
 /**
- * The floor of any detector that reads what a tool answered: the argument and result text hashed
- * by the plainest loop over their code units (two 32-bit lanes, no JSON reading, no whitespace,
+ * A yardstick for any detector that reads what a tool answered: the argument and result text
+ * hashed by a plain loop over their code units (two 32-bit lanes; no JSON reading, no whitespace,
  * volatile values or key order: no precision at all), as a number. Beside the naive key it shows
- * what reading the results costs before any precision is paid for.
+ * what reading both texts costs before any precision is paid for.
  */
 export function plainKey(name: string, args: unknown, result: unknown): number {
   laneA = 0x811c9dc5;
