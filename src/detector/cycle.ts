@@ -83,10 +83,7 @@ export class CycleTracker {
   private found: CycleFinding | undefined;
 
   constructor(private readonly maxPeriod: number) {
-    this.runs = new Array<number>(maxPeriod * RUN_STRIDE);
-    // doubles from the start (times are not small integers): one kind of array, never converted
-    for (let i = 0; i < this.runs.length; i++) this.runs[i] = 0.5;
-    for (let i = 0; i < this.runs.length; i++) this.runs[i] = 0;
+    this.runs = new Array<number>(maxPeriod * RUN_STRIDE).fill(0);
   }
 
   /** Last step pushed is part of a cycle of period ≥ 2 with at least two laps. */
@@ -175,7 +172,5 @@ export class CycleTracker {
 }
 
 function newSlots(steps: number): number[] {
-  const data = new Array<number>(steps * STRIDE);
-  for (let i = 0; i < data.length; i++) data[i] = 0.5;
-  return data;
+  return new Array<number>(steps * STRIDE).fill(0);
 }

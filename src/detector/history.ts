@@ -130,11 +130,9 @@ export class CallHistory {
   }
 }
 
-/** Room for `slots` calls, as unboxed doubles, allocated at its exact size (no growth slack). */
+/** Room for `slots` calls, allocated at its exact size (no growth slack). */
 function newSlots(slots: number): number[] {
-  const data = new Array<number>(slots * STRIDE);
-  for (let i = 0; i < data.length; i++) data[i] = 0.5;
-  return data;
+  return new Array<number>(slots * STRIDE).fill(0);
 }
 
 /** NaN-aware equality for optional hashes: two absent values are equal. */
