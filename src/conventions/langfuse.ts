@@ -17,8 +17,9 @@ const TYPE = 'langfuse.observation.type';
 const PROMPT_KEYS = ['langfuse.observation.prompt.name', 'langfuse.prompt.name'];
 const ARGUMENT_KEYS = ['langfuse.observation.input', ...GEN_AI_ARGUMENT_KEYS];
 const RESULT_KEYS = ['langfuse.observation.output', ...GEN_AI_RESULT_KEYS];
-const LEVEL = 'langfuse.observation.level';
-const STATUS_MESSAGE = 'langfuse.observation.status_message';
+/** The level Langfuse shows and filters observations by, and its status message: read here, written by the `langfuseObservations` option. */
+export const ATTR_LANGFUSE_OBSERVATION_LEVEL = 'langfuse.observation.level';
+export const ATTR_LANGFUSE_OBSERVATION_STATUS_MESSAGE = 'langfuse.observation.status_message';
 
 /**
  * Langfuse SDK v4/v5 observations (`startActiveObservation(name, fn, { asType: 'tool' })`,
@@ -57,8 +58,8 @@ export const langfuseAdapter: ConventionAdapter = {
 };
 
 function levelError(span: SpanView): RawError | undefined {
-  if (span.attributes[LEVEL] !== 'ERROR') return undefined;
-  const message = stringAttr(span, STATUS_MESSAGE);
+  if (span.attributes[ATTR_LANGFUSE_OBSERVATION_LEVEL] !== 'ERROR') return undefined;
+  const message = stringAttr(span, ATTR_LANGFUSE_OBSERVATION_STATUS_MESSAGE);
   // loopwatch's own mark (the `langfuseObservations` option: its status message is the loop's):
   // read back (scan, serve), it is no failure of the call.
   if (message !== undefined && span.events?.some((e) => e.name === LOOP_EVENT_NAME && e.attributes?.[ATTR_LOOP_MESSAGE] === message) === true) return undefined;
