@@ -15,7 +15,7 @@ import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 /** The operation id (and the span name) of a tool call. */
 const TOOL_CALL_OPERATION = 'ai.toolCall';
-const ATTR_OPERATION_ID = 'ai.operationId';
+export const ATTR_AI_OPERATION_ID = 'ai.operationId';
 const ATTR_TOOL_CALL_NAME = 'ai.toolCall.name';
 const ATTR_TOOL_CALL_ID = 'ai.toolCall.id';
 /** v5/v6 write `args`/`result`; `input`/`output` are the v5-era names other tools still accept. */
@@ -52,7 +52,7 @@ export const aiSdkAdapter: ConventionAdapter = {
   name: 'ai-sdk',
 
   isToolSpan(span: SpanView): boolean {
-    return span.attributes[ATTR_OPERATION_ID] === TOOL_CALL_OPERATION || span.name === TOOL_CALL_OPERATION;
+    return span.attributes[ATTR_AI_OPERATION_ID] === TOOL_CALL_OPERATION || span.name === TOOL_CALL_OPERATION;
   },
 
   readToolCall(span: SpanView): ToolCallFields | undefined {
@@ -78,12 +78,12 @@ export const aiSdkAdapter: ConventionAdapter = {
 
   agentName(span: SpanView): string | undefined {
     // Only AI SDK spans carry these keys; a cheap check first since this runs on every span.
-    if (span.attributes[ATTR_OPERATION_ID] === undefined) return undefined;
+    if (span.attributes[ATTR_AI_OPERATION_ID] === undefined) return undefined;
     return firstString(span, AGENT_KEYS);
   },
 
   gate: {
-    keys: [ATTR_OPERATION_ID, ...PROMPT_KEYS, LANGFUSE_PROMPT_KEY, ...RUNTIME_CONTEXT_PROMPT_KEYS],
+    keys: [ATTR_AI_OPERATION_ID, ...PROMPT_KEYS, LANGFUSE_PROMPT_KEY, ...RUNTIME_CONTEXT_PROMPT_KEYS],
     names: [TOOL_CALL_OPERATION],
   },
 };

@@ -13,7 +13,7 @@ import {
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 import { ATTR_LOOP_MESSAGE, LOOP_EVENT_NAME } from '../otel/event-attributes.js';
 
-const TYPE = 'langfuse.observation.type';
+export const ATTR_LANGFUSE_OBSERVATION_TYPE = 'langfuse.observation.type';
 const PROMPT_KEYS = ['langfuse.observation.prompt.name', 'langfuse.prompt.name'];
 const ARGUMENT_KEYS = ['langfuse.observation.input', ...GEN_AI_ARGUMENT_KEYS];
 const RESULT_KEYS = ['langfuse.observation.output', ...GEN_AI_RESULT_KEYS];
@@ -33,7 +33,7 @@ export const langfuseAdapter: ConventionAdapter = {
   name: 'langfuse',
 
   isToolSpan(span: SpanView): boolean {
-    return span.attributes[TYPE] === 'tool';
+    return span.attributes[ATTR_LANGFUSE_OBSERVATION_TYPE] === 'tool';
   },
 
   readToolCall(span: SpanView): ToolCallFields | undefined {
@@ -51,10 +51,10 @@ export const langfuseAdapter: ConventionAdapter = {
   promptName: (span) => firstString(span, PROMPT_KEYS),
 
   agentName(span: SpanView): string | undefined {
-    return span.attributes[TYPE] === 'agent' && span.name.length > 0 ? span.name : undefined;
+    return span.attributes[ATTR_LANGFUSE_OBSERVATION_TYPE] === 'agent' && span.name.length > 0 ? span.name : undefined;
   },
 
-  gate: { keys: [TYPE, ...PROMPT_KEYS] },
+  gate: { keys: [ATTR_LANGFUSE_OBSERVATION_TYPE, ...PROMPT_KEYS] },
 };
 
 function levelError(span: SpanView): RawError | undefined {

@@ -13,7 +13,7 @@ import {
 import type { RawError } from '../detector/error-class.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
-const SPAN_KIND = 'openinference.span.kind';
+export const ATTR_OPENINFERENCE_SPAN_KIND = 'openinference.span.kind';
 const ATTR_TOOL_NAME = 'tool.name';
 const ATTR_TOOL_PARAMETERS = 'tool.parameters';
 const ATTR_INPUT_VALUE = 'input.value';
@@ -35,7 +35,7 @@ export const openInferenceAdapter: ConventionAdapter = {
   name: 'openinference',
 
   isToolSpan(span: SpanView): boolean {
-    return span.attributes[SPAN_KIND] === 'TOOL';
+    return span.attributes[ATTR_OPENINFERENCE_SPAN_KIND] === 'TOOL';
   },
 
   readToolCall(span: SpanView): ToolCallFields | undefined {
@@ -49,7 +49,7 @@ export const openInferenceAdapter: ConventionAdapter = {
   },
 
   promptName(span: SpanView): string | undefined {
-    if (span.attributes[SPAN_KIND] === undefined) return undefined;
+    if (span.attributes[ATTR_OPENINFERENCE_SPAN_KIND] === undefined) return undefined;
     const id = stringAttr(span, ATTR_PROMPT_ID);
     if (id !== undefined) return id;
     const metadata = span.attributes[ATTR_METADATA];
@@ -57,13 +57,13 @@ export const openInferenceAdapter: ConventionAdapter = {
   },
 
   agentName(span: SpanView): string | undefined {
-    const kind = span.attributes[SPAN_KIND];
+    const kind = span.attributes[ATTR_OPENINFERENCE_SPAN_KIND];
     if (kind === undefined) return undefined;
     return stringAttr(span, ATTR_AGENT_NAME) ?? (kind === 'AGENT' && span.name.length > 0 ? span.name : undefined);
   },
 
   // Everything above needs the span kind.
-  gate: { keys: [SPAN_KIND] },
+  gate: { keys: [ATTR_OPENINFERENCE_SPAN_KIND] },
 };
 
 function parametersUnlessSchema(value: unknown): unknown {

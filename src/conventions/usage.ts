@@ -1,4 +1,8 @@
-import { nonEmpty, parseJsonObject } from './attributes.js';
+import { ATTR_AI_OPERATION_ID } from './ai-sdk.js';
+import { ATTR_GEN_AI_OPERATION_NAME, nonEmpty, parseJsonObject } from './attributes.js';
+import { ATTR_LANGFUSE_OBSERVATION_TYPE } from './langfuse.js';
+import { ATTR_LANGSMITH_SPAN_KIND } from './langsmith.js';
+import { ATTR_OPENINFERENCE_SPAN_KIND } from './openinference.js';
 import type { SpanView } from './types.js';
 
 /** What one model call (an LLM inference span) says it spent. */
@@ -33,19 +37,18 @@ export interface ModelUsage {
  *   `completion_tokens`), `gen_ai.usage.cache_read.input_tokens`, on spans whose
  *   `gen_ai.operation.name` is an inference (`chat`, `text_completion`, `generate_content`) or absent.
  *
- * Runs on the spans of traces loopwatch tracks: literal keys, a handful of reads for a span that
- * is not a model call (see the gen_ai adapter on literal keys).
+ * Runs on the spans of traces loopwatch tracks: a handful of reads for a span that is not a model call.
  */
 export function readModelUsage(span: SpanView): ModelUsage | undefined {
   const a = span.attributes;
-  const aiOperation = a['ai.operationId'];
+  const aiOperation = a[ATTR_AI_OPERATION_ID];
   if (aiOperation !== undefined) return AI_SDK_MODEL_CALLS.has(aiOperation as string) ? aiSdkUsage(a) : undefined;
-  const openInferenceKind = a['openinference.span.kind'];
+  const openInferenceKind = a[ATTR_OPENINFERENCE_SPAN_KIND];
   if (openInferenceKind !== undefined) return openInferenceKind === 'LLM' ? openInferenceUsage(a) : undefined;
-  const langsmithKind = a['langsmith.span.kind'];
+  const langsmithKind = a[ATTR_LANGSMITH_SPAN_KIND];
   if (langsmithKind !== undefined && langsmithKind !== 'llm') return undefined;
-  if (a['langfuse.observation.type'] === 'generation') return langfuseUsage(a) ?? genAiUsage(a);
-  const operation = a['gen_ai.operation.name'];
+  if (a[ATTR_LANGFUSE_OBSERVATION_TYPE] === 'generation') return langfuseUsage(a) ?? genAiUsage(a);
+  const operation = a[ATTR_GEN_AI_OPERATION_NAME];
   if (operation !== undefined && !GEN_AI_INFERENCE.has(operation as string)) return undefined;
   return genAiUsage(a);
 }
