@@ -1,5 +1,17 @@
 import { ATTR_AI_OPERATION_ID } from './ai-sdk.js';
-import { ATTR_GEN_AI_OPERATION_NAME, nonEmpty, parseJsonObject } from './attributes.js';
+import {
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_RESPONSE_MODEL,
+  ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_TRACELOOP,
+  ATTR_GEN_AI_USAGE_COMPLETION_TOKENS,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_PROMPT_TOKENS,
+  nonEmpty,
+  parseJsonObject,
+} from './attributes.js';
 import { ATTR_LANGFUSE_OBSERVATION_TYPE } from './langfuse.js';
 import { ATTR_LANGSMITH_SPAN_KIND } from './langsmith.js';
 import { ATTR_OPENINFERENCE_SPAN_KIND } from './openinference.js';
@@ -68,11 +80,11 @@ const GEN_AI_INFERENCE: ReadonlySet<string> = new Set(['chat', 'text_completion'
 
 function aiSdkUsage(a: Attributes): ModelUsage | undefined {
   return usage(
-    tokens(a['ai.usage.inputTokens']) ?? tokens(a['ai.usage.promptTokens']) ?? tokens(a['gen_ai.usage.input_tokens']) ?? tokens(a['gen_ai.usage.prompt_tokens']),
-    tokens(a['ai.usage.outputTokens']) ?? tokens(a['ai.usage.completionTokens']) ?? tokens(a['gen_ai.usage.output_tokens']) ?? tokens(a['gen_ai.usage.completion_tokens']),
+    tokens(a['ai.usage.inputTokens']) ?? tokens(a['ai.usage.promptTokens']) ?? tokens(a[ATTR_GEN_AI_USAGE_INPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_PROMPT_TOKENS]),
+    tokens(a['ai.usage.outputTokens']) ?? tokens(a['ai.usage.completionTokens']) ?? tokens(a[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_COMPLETION_TOKENS]),
     tokens(a['ai.usage.cachedInputTokens']) ?? tokens(a['ai.usage.inputTokenDetails.cacheReadTokens']),
-    nonEmpty(a['gen_ai.request.model']) ?? nonEmpty(a['ai.model.id']),
-    nonEmpty(a['ai.response.model']) ?? nonEmpty(a['gen_ai.response.model']),
+    nonEmpty(a[ATTR_GEN_AI_REQUEST_MODEL]) ?? nonEmpty(a['ai.model.id']),
+    nonEmpty(a['ai.response.model']) ?? nonEmpty(a[ATTR_GEN_AI_RESPONSE_MODEL]),
   );
 }
 
@@ -95,21 +107,21 @@ function langfuseUsage(a: Attributes): ModelUsage | undefined {
     tokens(details['input']) ?? tokens(details['prompt_tokens']) ?? tokens(details['input_tokens']),
     tokens(details['output']) ?? tokens(details['completion_tokens']) ?? tokens(details['output_tokens']),
     undefined,
-    model ?? nonEmpty(a['gen_ai.request.model']),
-    model ?? nonEmpty(a['gen_ai.response.model']),
+    model ?? nonEmpty(a[ATTR_GEN_AI_REQUEST_MODEL]),
+    model ?? nonEmpty(a[ATTR_GEN_AI_RESPONSE_MODEL]),
   );
 }
 
 function genAiUsage(a: Attributes): ModelUsage | undefined {
-  const input = tokens(a['gen_ai.usage.input_tokens']) ?? tokens(a['gen_ai.usage.prompt_tokens']);
-  const output = tokens(a['gen_ai.usage.output_tokens']) ?? tokens(a['gen_ai.usage.completion_tokens']);
+  const input = tokens(a[ATTR_GEN_AI_USAGE_INPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_PROMPT_TOKENS]);
+  const output = tokens(a[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_COMPLETION_TOKENS]);
   if (input === undefined && output === undefined) return undefined;
   return usage(
     input,
     output,
-    tokens(a['gen_ai.usage.cache_read.input_tokens']) ?? tokens(a['gen_ai.usage.cache_read_input_tokens']),
-    nonEmpty(a['gen_ai.request.model']),
-    nonEmpty(a['gen_ai.response.model']),
+    tokens(a[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_TRACELOOP]),
+    nonEmpty(a[ATTR_GEN_AI_REQUEST_MODEL]),
+    nonEmpty(a[ATTR_GEN_AI_RESPONSE_MODEL]),
   );
 }
 
