@@ -21,6 +21,15 @@ const ATTR_TOOL_CALL_ID = 'ai.toolCall.id';
 /** v5/v6 write `args`/`result`; `input`/`output` are the v5-era names other tools still accept. */
 const ARGUMENT_KEYS = ['ai.toolCall.args', 'ai.toolCall.input', ...GEN_AI_ARGUMENT_KEYS];
 const RESULT_KEYS = ['ai.toolCall.result', 'ai.toolCall.output', ...GEN_AI_RESULT_KEYS];
+/** A model call's usage (v4 wrote `promptTokens` / `completionTokens`) and models, read by `readModelUsage`. */
+export const ATTR_AI_USAGE_INPUT_TOKENS = 'ai.usage.inputTokens';
+export const ATTR_AI_USAGE_PROMPT_TOKENS = 'ai.usage.promptTokens';
+export const ATTR_AI_USAGE_OUTPUT_TOKENS = 'ai.usage.outputTokens';
+export const ATTR_AI_USAGE_COMPLETION_TOKENS = 'ai.usage.completionTokens';
+export const ATTR_AI_USAGE_CACHED_INPUT_TOKENS = 'ai.usage.cachedInputTokens';
+export const ATTR_AI_USAGE_INPUT_TOKEN_DETAILS_CACHE_READ_TOKENS = 'ai.usage.inputTokenDetails.cacheReadTokens';
+export const ATTR_AI_MODEL_ID = 'ai.model.id';
+export const ATTR_AI_RESPONSE_MODEL = 'ai.response.model';
 
 /**
  * Prompt template name, in this order:

@@ -20,6 +20,9 @@ const RESULT_KEYS = ['langfuse.observation.output', ...GEN_AI_RESULT_KEYS];
 /** The level Langfuse shows and filters observations by, and its status message: read here, written by the `langfuseObservations` option. */
 export const ATTR_LANGFUSE_OBSERVATION_LEVEL = 'langfuse.observation.level';
 export const ATTR_LANGFUSE_OBSERVATION_STATUS_MESSAGE = 'langfuse.observation.status_message';
+/** A `generation` observation's usage (a JSON object) and model, read by `readModelUsage`. */
+export const ATTR_LANGFUSE_OBSERVATION_USAGE_DETAILS = 'langfuse.observation.usage_details';
+export const ATTR_LANGFUSE_OBSERVATION_MODEL_NAME = 'langfuse.observation.model.name';
 
 /**
  * Langfuse SDK v4/v5 observations (`startActiveObservation(name, fn, { asType: 'tool' })`,

@@ -23,6 +23,11 @@ const ATTR_METADATA = 'metadata';
 const ATTR_AGENT_NAME = 'agent.name';
 const TOOL_NAME_KEYS = [ATTR_TOOL_NAME, ATTR_GEN_AI_TOOL_NAME];
 const CALL_ID_KEYS = ['tool.id', 'tool_call.id'];
+/** An `LLM` span's model and token counts, read by `readModelUsage`. */
+export const ATTR_LLM_MODEL_NAME = 'llm.model_name';
+export const ATTR_LLM_TOKEN_COUNT_PROMPT = 'llm.token_count.prompt';
+export const ATTR_LLM_TOKEN_COUNT_COMPLETION = 'llm.token_count.completion';
+export const ATTR_LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ = 'llm.token_count.prompt_details.cache_read';
 
 /**
  * OpenInference (Arize Phoenix): `openinference.span.kind = TOOL`, `tool.name`, the call's input

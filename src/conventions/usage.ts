@@ -1,4 +1,14 @@
-import { ATTR_AI_OPERATION_ID } from './ai-sdk.js';
+import {
+  ATTR_AI_MODEL_ID,
+  ATTR_AI_OPERATION_ID,
+  ATTR_AI_RESPONSE_MODEL,
+  ATTR_AI_USAGE_CACHED_INPUT_TOKENS,
+  ATTR_AI_USAGE_COMPLETION_TOKENS,
+  ATTR_AI_USAGE_INPUT_TOKEN_DETAILS_CACHE_READ_TOKENS,
+  ATTR_AI_USAGE_INPUT_TOKENS,
+  ATTR_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_AI_USAGE_PROMPT_TOKENS,
+} from './ai-sdk.js';
 import {
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
@@ -12,9 +22,15 @@ import {
   nonEmpty,
   parseJsonObject,
 } from './attributes.js';
-import { ATTR_LANGFUSE_OBSERVATION_TYPE } from './langfuse.js';
+import { ATTR_LANGFUSE_OBSERVATION_MODEL_NAME, ATTR_LANGFUSE_OBSERVATION_TYPE, ATTR_LANGFUSE_OBSERVATION_USAGE_DETAILS } from './langfuse.js';
 import { ATTR_LANGSMITH_SPAN_KIND } from './langsmith.js';
-import { ATTR_OPENINFERENCE_SPAN_KIND } from './openinference.js';
+import {
+  ATTR_LLM_MODEL_NAME,
+  ATTR_LLM_TOKEN_COUNT_COMPLETION,
+  ATTR_LLM_TOKEN_COUNT_PROMPT,
+  ATTR_LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ,
+  ATTR_OPENINFERENCE_SPAN_KIND,
+} from './openinference.js';
 import type { SpanView } from './types.js';
 
 /** What one model call (an LLM inference span) says it spent. */
@@ -80,29 +96,29 @@ const GEN_AI_INFERENCE: ReadonlySet<string> = new Set(['chat', 'text_completion'
 
 function aiSdkUsage(a: Attributes): ModelUsage | undefined {
   return usage(
-    tokens(a['ai.usage.inputTokens']) ?? tokens(a['ai.usage.promptTokens']) ?? tokens(a[ATTR_GEN_AI_USAGE_INPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_PROMPT_TOKENS]),
-    tokens(a['ai.usage.outputTokens']) ?? tokens(a['ai.usage.completionTokens']) ?? tokens(a[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_COMPLETION_TOKENS]),
-    tokens(a['ai.usage.cachedInputTokens']) ?? tokens(a['ai.usage.inputTokenDetails.cacheReadTokens']),
-    nonEmpty(a[ATTR_GEN_AI_REQUEST_MODEL]) ?? nonEmpty(a['ai.model.id']),
-    nonEmpty(a['ai.response.model']) ?? nonEmpty(a[ATTR_GEN_AI_RESPONSE_MODEL]),
+    tokens(a[ATTR_AI_USAGE_INPUT_TOKENS]) ?? tokens(a[ATTR_AI_USAGE_PROMPT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_INPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_PROMPT_TOKENS]),
+    tokens(a[ATTR_AI_USAGE_OUTPUT_TOKENS]) ?? tokens(a[ATTR_AI_USAGE_COMPLETION_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_COMPLETION_TOKENS]),
+    tokens(a[ATTR_AI_USAGE_CACHED_INPUT_TOKENS]) ?? tokens(a[ATTR_AI_USAGE_INPUT_TOKEN_DETAILS_CACHE_READ_TOKENS]),
+    nonEmpty(a[ATTR_GEN_AI_REQUEST_MODEL]) ?? nonEmpty(a[ATTR_AI_MODEL_ID]),
+    nonEmpty(a[ATTR_AI_RESPONSE_MODEL]) ?? nonEmpty(a[ATTR_GEN_AI_RESPONSE_MODEL]),
   );
 }
 
 function openInferenceUsage(a: Attributes): ModelUsage | undefined {
-  const model = nonEmpty(a['llm.model_name']);
+  const model = nonEmpty(a[ATTR_LLM_MODEL_NAME]);
   return usage(
-    tokens(a['llm.token_count.prompt']),
-    tokens(a['llm.token_count.completion']),
-    tokens(a['llm.token_count.prompt_details.cache_read']),
+    tokens(a[ATTR_LLM_TOKEN_COUNT_PROMPT]),
+    tokens(a[ATTR_LLM_TOKEN_COUNT_COMPLETION]),
+    tokens(a[ATTR_LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ]),
     model,
     model,
   );
 }
 
 function langfuseUsage(a: Attributes): ModelUsage | undefined {
-  const details = parseJsonObject(a['langfuse.observation.usage_details']);
+  const details = parseJsonObject(a[ATTR_LANGFUSE_OBSERVATION_USAGE_DETAILS]);
   if (details === undefined) return undefined;
-  const model = nonEmpty(a['langfuse.observation.model.name']);
+  const model = nonEmpty(a[ATTR_LANGFUSE_OBSERVATION_MODEL_NAME]);
   return usage(
     tokens(details['input']) ?? tokens(details['prompt_tokens']) ?? tokens(details['input_tokens']),
     tokens(details['output']) ?? tokens(details['completion_tokens']) ?? tokens(details['output_tokens']),
