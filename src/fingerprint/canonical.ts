@@ -18,7 +18,7 @@ import {
   type VolatileKeyMatcher,
 } from './volatile.js';
 
-export { MAX_DEPTH, MAX_NODES, NOTE_CYCLE, NOTE_DEPTH, NOTE_HUGE_TEXT, NOTE_MALFORMED_JSON, NOTE_NODES } from './tags.js';
+export { MAX_DEPTH, MAX_JSON_TEXT, MAX_NODES, NOTE_CYCLE, NOTE_DEPTH, NOTE_HUGE_TEXT, NOTE_MALFORMED_JSON, NOTE_NODES } from './tags.js';
 
 /**
  * Structural fingerprints of tool arguments and results. The hash is defined on the value, not on
