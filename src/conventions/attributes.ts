@@ -35,6 +35,10 @@ export const EXCEPTION_EVENT_NAME = 'exception';
 export const ATTR_EXCEPTION_TYPE = 'exception.type';
 export const ATTR_EXCEPTION_MESSAGE = 'exception.message';
 export const STATUS_CODE_ERROR = 2;
+/** Resource attributes: the service a span came from (read by scan and serve), and serve's own. */
+export const ATTR_SERVICE_NAME = 'service.name';
+export const ATTR_SERVICE_VERSION = 'service.version';
+export const ATTR_SERVICE_INSTANCE_ID = 'service.instance.id';
 
 export function stringAttr(span: SpanView, key: string): string | undefined {
   return nonEmpty(span.attributes[key]);
