@@ -19,7 +19,7 @@ export function normalizeKey(key: string): string {
   for (let i = 0; i < key.length; i++) {
     const c = key.charCodeAt(i);
     if (isKeySeparator(c)) continue;
-    out += isUpper(c) ? String.fromCharCode(c + Ascii.CaseOffset) : key[i];
+    out += isUpper(c) ? String.fromCharCode(c + (Char.LowerA - Char.UpperA)) : key[i];
   }
   return out;
 }
@@ -46,18 +46,13 @@ function isUpper(c: number): boolean {
   return c >= Char.UpperA && c <= Char.UpperZ;
 }
 
-const enum Ascii {
-  /** From a capital letter to its small letter: `Char.LowerA - Char.UpperA`. */
-  CaseOffset = 0x20,
-}
-
 /** FNV-style hash of `normalizeKey` of the name in `u[start, end)`, computed without building it (a small integer). */
 function normalizedKeyHash(u: Uint16Array, start: number, end: number): number {
   let h = 0x811c9dc5 | 0;
   for (let i = start; i < end; i++) {
     let c = u[i] as number;
     if (isKeySeparator(c)) continue;
-    if (isUpper(c)) c += Ascii.CaseOffset;
+    if (isUpper(c)) c += Char.LowerA - Char.UpperA;
     h = Math.imul(h ^ c, 0x01000193);
   }
   return h & 0x3fffffff;
@@ -206,7 +201,7 @@ export function isStatusWord(text: string): boolean {
 /** Lowercase letters and digits of a status word, as compared: other characters are dropped. */
 function statusCode(c: number): number {
   if ((c >= Char.LowerA && c <= Char.LowerZ) || (c >= Char.Digit0 && c <= Char.Digit9)) return c;
-  if (isUpper(c)) return c + Ascii.CaseOffset;
+  if (isUpper(c)) return c + (Char.LowerA - Char.UpperA);
   return -1;
 }
 
