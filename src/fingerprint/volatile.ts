@@ -127,6 +127,9 @@ export const DEFAULT_VOLATILE_RESULT_KEYS: readonly string[] = [
   'latency', 'latency_ms', 'execution_time', 'response_time', 'uptime',
 ];
 
+/** An ISO-8601 date-time: one alternative of the result pattern, and the whole of `ISO_DATETIME`. */
+const ISO_DATETIME_SOURCE = '\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}(?::\\d{2}(?:[.,]\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?';
+
 /**
  * Volatile patterns searched inside result text. Every alternative but the ULID needs a digit, and
  * text without a digit is never searched (a ULID of letters only stays).
@@ -136,7 +139,7 @@ const RESULT_TEXT_PATTERN = new RegExp(
     // uuid
     '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}',
     // ISO-8601 date-time (a bare date is kept: "next slot 2026-11-23" is information)
-    '\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}(?::\\d{2}(?:[.,]\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?',
+    ISO_DATETIME_SOURCE,
     // time of day with seconds (`date` output, log prefixes)
     '\\b\\d{1,2}:\\d{2}:\\d{2}(?:[.,]\\d+)?\\b',
     // epoch seconds or milliseconds, 2001..2033
@@ -157,7 +160,7 @@ const RESULT_TEXT_PATTERN = new RegExp(
 
 export { mayHoldVolatile } from './result-text.js';
 
-const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$/;
+const ISO_DATETIME = new RegExp(`^${ISO_DATETIME_SOURCE}$`);
 const NOW_WINDOW_MS = 15 * 60_000;
 
 export function resultTextPattern(): RegExp {
