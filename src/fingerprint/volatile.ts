@@ -1,4 +1,5 @@
 import { Char } from './chars.js';
+import { DURATION_UNITS } from './result-text.js';
 /**
  * What counts as volatile: values that change on every call without telling the agent anything
  * new (request ids, "now" timestamps, pids, durations). They are replaced by a placeholder
@@ -151,7 +152,7 @@ const RESULT_TEXT_PATTERN = new RegExp(
     // ULID
     '\\b[0-9A-HJKMNP-TV-Z]{26}\\b',
     // durations
-    '\\b\\d+(?:\\.\\d+)?\\s?(?:ms|µs|us|ns|s|secs?|seconds?|milliseconds?)\\b',
+    `\\b\\d+(?:\\.\\d+)?\\s?(?:${DURATION_UNITS.join('|')})\\b`,
     // process ids
     '\\bpid[=: ]\\s*\\d+',
   ].join('|'),
