@@ -1,6 +1,7 @@
 import { createReadStream, fstatSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { getHeapStatistics } from 'node:v8';
+import { Char } from '../fingerprint/chars.js';
 import { InputError, type InputFile } from './input.js';
 import { describeJsonError, lineAndColumn } from './json-error.js';
 
@@ -75,7 +76,7 @@ function isFolder(fd: number): boolean {
 
 type Kind = 'empty' | 'text' | 'frames' | 'message' | { readonly error: string };
 
-const isSpace = (b: number): boolean => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
+const isSpace = (b: number): boolean => b === Char.Space || b === Char.Tab || b === Char.LineFeed || b === Char.CarriageReturn;
 
 /** What the first bytes of an input say it is. */
 function sniff(head: Buffer): Kind {
@@ -89,12 +90,12 @@ function sniff(head: Buffer): Kind {
   // all whitespace so far: text (an empty file is caught when it ends)
   if (i >= head.length) return 'text';
   const first = head[i] as number;
-  if (first === 0x7b || first === 0x5b) return 'text'; // { [
+  if (first === Char.OpenBrace || first === Char.OpenBracket) return 'text';
   // the file exporter's `format: proto`: a 4-byte big-endian length before each message
   if (b0 === 0x00) return 'frames';
   for (let k = 0; k < head.length; k++) {
     const b = head[k] as number;
-    if (b < 0x20 && !isSpace(b)) return 'message';
+    if (b < Char.Space && !isSpace(b)) return 'message';
   }
   return 'text'; // not JSON either: the JSON reader names the error
 }
@@ -160,7 +161,7 @@ async function readWholeDocument(file: InputFile, source: ByteSource, first: Buf
   }
   let text = Buffer.concat(parts).toString('utf8');
   parts.length = 0;
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.charCodeAt(0) === Char.ByteOrderMark) text = text.slice(1);
   try {
     return { kind: 'json', source: file.name, line: startLine, value: JSON.parse(text) as unknown };
   } catch {

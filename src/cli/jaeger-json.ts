@@ -14,6 +14,11 @@ import { describe, isObject, OtlpFormatError, type DecodedSpan } from './otlp-js
 
 type Json = unknown;
 
+/** The tags the collector's Jaeger translator writes a span's status into. */
+const ATTR_OTEL_STATUS_CODE = 'otel.status_code';
+const ATTR_OTEL_STATUS_DESCRIPTION = 'otel.status_description';
+const ATTR_ERROR = 'error';
+
 /** Is this a Jaeger document (`{"data":[...]}` of traces, or one trace)? */
 export function isJaegerDocument(doc: Json): boolean {
   if (!isObject(doc)) return false;
@@ -101,9 +106,9 @@ function decodeJaegerSpan(s: Json, processes: Record<string, Json>): DecodedSpan
   if (traceId === undefined) throw new OtlpFormatError('span without traceID');
   if (spanId === undefined) throw new OtlpFormatError('span without spanID');
   const attributes = tags(s.tags);
-  const code = attributes['otel.status_code'];
-  const failed = code === 'ERROR' || (code === undefined && (attributes.error === true || attributes.error === 'true'));
-  const description = attributes['otel.status_description'];
+  const code = attributes[ATTR_OTEL_STATUS_CODE];
+  const failed = code === 'ERROR' || (code === undefined && (attributes[ATTR_ERROR] === true || attributes[ATTR_ERROR] === 'true'));
+  const description = attributes[ATTR_OTEL_STATUS_DESCRIPTION];
   const start = micros(s.startTime, 'startTime');
   const process = typeof s.processID === 'string' ? processes[s.processID] : s.process;
   const log = events(s.logs);

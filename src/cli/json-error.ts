@@ -1,3 +1,5 @@
+import { Char } from '../fingerprint/chars.js';
+
 /** The first syntax error of a JSON text: where, and what was expected there (never the text itself). */
 export interface JsonSyntaxError {
   readonly offset: number;
@@ -21,7 +23,7 @@ export function describeJsonError(text: string): JsonSyntaxError | undefined {
   const ws = (): void => {
     while (i < n) {
       const c = text.charCodeAt(i);
-      if (c === 32 || c === 9 || c === 10 || c === 13) i++;
+      if (c === Char.Space || c === Char.Tab || c === Char.LineFeed || c === Char.CarriageReturn) i++;
       else break;
     }
   };
@@ -36,12 +38,12 @@ export function describeJsonError(text: string): JsonSyntaxError | undefined {
     i++; // opening quote
     while (i < n) {
       const c = text.charCodeAt(i);
-      if (c === 34) {
+      if (c === Char.Quote) {
         i++;
         return true;
       }
-      if (c < 32) return fail('control character in a string (escape it)');
-      if (c === 92) {
+      if (c < Char.Space) return fail('control character in a string (escape it)');
+      if (c === Char.Backslash) {
         const e = text[i + 1];
         if (e === 'u') {
           if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return fail('invalid \\u escape in a string');
@@ -147,7 +149,7 @@ export function lineAndColumn(text: string, offset: number): { line: number; col
   let line = 1;
   let lastBreak = -1;
   for (let k = 0; k < offset && k < text.length; k++) {
-    if (text.charCodeAt(k) === 10) {
+    if (text.charCodeAt(k) === Char.LineFeed) {
       line++;
       lastBreak = k;
     }

@@ -1,3 +1,4 @@
+import { ATTR_SERVICE_NAME } from '../conventions/attributes.js';
 import type { SpanEventView } from '../conventions/types.js';
 import type { ReplaySpan } from '../traces/types.js';
 
@@ -138,7 +139,7 @@ export function decodeResourceSpans(list: readonly Json[]): DecodedSpan[] {
   for (const rs of list) {
     if (!isObject(rs)) throw new OtlpFormatError('each resourceSpans entry must be an object');
     const resource = isObject(rs.resource) ? decodeAttributes(rs.resource.attributes) : {};
-    const service = typeof resource['service.name'] === 'string' ? resource['service.name'] : undefined;
+    const service = typeof resource[ATTR_SERVICE_NAME] === 'string' ? resource[ATTR_SERVICE_NAME] : undefined;
     // `instrumentationLibrarySpans` is the pre-1.0 name still written by old exporters
     const scopes = Array.isArray(rs.scopeSpans) ? rs.scopeSpans : Array.isArray(rs.instrumentationLibrarySpans) ? rs.instrumentationLibrarySpans : [];
     for (const ss of scopes) {

@@ -8,6 +8,7 @@ import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/export
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '../conventions/attributes.js';
 import { ConfigError, type LoopwatchConfig } from '../detector/config.js';
 import { LoopEngine } from '../detector/engine.js';
 import type { OtlpEncoding } from '../otlp/codec.js';
@@ -133,9 +134,9 @@ function optionalInt<K extends string>(env: CliIo['env'], name: string, key: K):
  */
 function telemetryProviders(env: CliIo['env'], forward: string, encoding: OtlpEncoding, version: string) {
   const resource = resourceFromAttributes({
-    'service.name': env.OTEL_SERVICE_NAME ?? 'loopwatch-serve',
-    'service.version': version,
-    'service.instance.id': randomUUID(),
+    [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? 'loopwatch-serve',
+    [ATTR_SERVICE_VERSION]: version,
+    [ATTR_SERVICE_INSTANCE_ID]: randomUUID(),
   });
   const base = forward.replace(/\/+$/, '');
   const metricsOn = (env.OTEL_METRICS_EXPORTER ?? 'otlp') !== 'none';

@@ -5,6 +5,7 @@
  * the v2 API's `{"trace":{...}}` envelope); Jaeger's v3 API (`{"result":{"resourceSpans":[...]}}`)
  * and its classic JSON (`{"data":[...]}`, see jaeger-json.ts); and OTLP protobuf.
  */
+import { ATTR_SERVICE_NAME } from '../conventions/attributes.js';
 import { decodeTraceRequest, OtlpDecodeError } from '../otlp/codec.js';
 import { replaySpanOf, stringAttribute } from '../otlp/span-view.js';
 import { decodeJaegerDocument, isJaegerDocument } from './jaeger-json.js';
@@ -46,7 +47,7 @@ export function decodeProtobufDocument(bytes: Uint8Array): DecodedSpan[] {
   if (request.resourceSpans.length === 0) throw new OtlpFormatError('not OTLP protobuf: a message without resource spans');
   const spans: DecodedSpan[] = [];
   for (const rs of request.resourceSpans) {
-    const service = rs.resource ? stringAttribute(rs.resource.attributes, 'service.name') : undefined;
+    const service = rs.resource ? stringAttribute(rs.resource.attributes, ATTR_SERVICE_NAME) : undefined;
     for (const ss of rs.scopeSpans) {
       for (const span of ss.spans) {
         const view = replaySpanOf(span, service);

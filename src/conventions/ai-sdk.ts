@@ -15,12 +15,21 @@ import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
 /** The operation id (and the span name) of a tool call. */
 const TOOL_CALL_OPERATION = 'ai.toolCall';
-const ATTR_OPERATION_ID = 'ai.operationId';
+export const ATTR_AI_OPERATION_ID = 'ai.operationId';
 const ATTR_TOOL_CALL_NAME = 'ai.toolCall.name';
 const ATTR_TOOL_CALL_ID = 'ai.toolCall.id';
 /** v5/v6 write `args`/`result`; `input`/`output` are the v5-era names other tools still accept. */
 const ARGUMENT_KEYS = ['ai.toolCall.args', 'ai.toolCall.input', ...GEN_AI_ARGUMENT_KEYS];
 const RESULT_KEYS = ['ai.toolCall.result', 'ai.toolCall.output', ...GEN_AI_RESULT_KEYS];
+/** A model call's usage (v4 wrote `promptTokens` / `completionTokens`) and models, read by `readModelUsage`. */
+export const ATTR_AI_USAGE_INPUT_TOKENS = 'ai.usage.inputTokens';
+export const ATTR_AI_USAGE_PROMPT_TOKENS = 'ai.usage.promptTokens';
+export const ATTR_AI_USAGE_OUTPUT_TOKENS = 'ai.usage.outputTokens';
+export const ATTR_AI_USAGE_COMPLETION_TOKENS = 'ai.usage.completionTokens';
+export const ATTR_AI_USAGE_CACHED_INPUT_TOKENS = 'ai.usage.cachedInputTokens';
+export const ATTR_AI_USAGE_INPUT_TOKEN_DETAILS_CACHE_READ_TOKENS = 'ai.usage.inputTokenDetails.cacheReadTokens';
+export const ATTR_AI_MODEL_ID = 'ai.model.id';
+export const ATTR_AI_RESPONSE_MODEL = 'ai.response.model';
 
 /**
  * Prompt template name, in this order:
@@ -52,7 +61,7 @@ export const aiSdkAdapter: ConventionAdapter = {
   name: 'ai-sdk',
 
   isToolSpan(span: SpanView): boolean {
-    return span.attributes[ATTR_OPERATION_ID] === TOOL_CALL_OPERATION || span.name === TOOL_CALL_OPERATION;
+    return span.attributes[ATTR_AI_OPERATION_ID] === TOOL_CALL_OPERATION || span.name === TOOL_CALL_OPERATION;
   },
 
   readToolCall(span: SpanView): ToolCallFields | undefined {
@@ -78,12 +87,12 @@ export const aiSdkAdapter: ConventionAdapter = {
 
   agentName(span: SpanView): string | undefined {
     // Only AI SDK spans carry these keys.
-    if (span.attributes[ATTR_OPERATION_ID] === undefined) return undefined;
+    if (span.attributes[ATTR_AI_OPERATION_ID] === undefined) return undefined;
     return firstString(span, AGENT_KEYS);
   },
 
   gate: {
-    keys: [ATTR_OPERATION_ID, ...PROMPT_KEYS, LANGFUSE_PROMPT_KEY, ...RUNTIME_CONTEXT_PROMPT_KEYS],
+    keys: [ATTR_AI_OPERATION_ID, ...PROMPT_KEYS, LANGFUSE_PROMPT_KEY, ...RUNTIME_CONTEXT_PROMPT_KEYS],
     names: [TOOL_CALL_OPERATION],
   },
 };

@@ -17,6 +17,17 @@ export const ATTR_GEN_AI_AGENT_NAME = 'gen_ai.agent.name';
 /** Legacy gen_ai content keys (LangSmith writes a run's inputs and outputs there). */
 export const ATTR_GEN_AI_PROMPT = 'gen_ai.prompt';
 export const ATTR_GEN_AI_COMPLETION = 'gen_ai.completion';
+/** A model call's models and usage (`readModelUsage`). */
+export const ATTR_GEN_AI_REQUEST_MODEL = 'gen_ai.request.model';
+export const ATTR_GEN_AI_RESPONSE_MODEL = 'gen_ai.response.model';
+export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens';
+export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
+/** The older names of the two above (Traceloop / OpenLLMetry still write them). */
+export const ATTR_GEN_AI_USAGE_PROMPT_TOKENS = 'gen_ai.usage.prompt_tokens';
+export const ATTR_GEN_AI_USAGE_COMPLETION_TOKENS = 'gen_ai.usage.completion_tokens';
+export const ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.usage.cache_read.input_tokens';
+/** Traceloop / OpenLLMetry's own spelling of the key above (`cache_read_input_tokens`, one word). */
+export const ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_TRACELOOP = 'gen_ai.usage.cache_read_input_tokens';
 export const ATTR_ERROR_TYPE = 'error.type';
 export const ATTR_ERROR_MESSAGE = 'error.message';
 /** The event `span.recordException` adds, and its attributes. */
@@ -24,6 +35,10 @@ export const EXCEPTION_EVENT_NAME = 'exception';
 export const ATTR_EXCEPTION_TYPE = 'exception.type';
 export const ATTR_EXCEPTION_MESSAGE = 'exception.message';
 export const STATUS_CODE_ERROR = 2;
+/** Resource attributes: the service a span came from (read by scan and serve), and serve's own. */
+export const ATTR_SERVICE_NAME = 'service.name';
+export const ATTR_SERVICE_VERSION = 'service.version';
+export const ATTR_SERVICE_INSTANCE_ID = 'service.instance.id';
 
 export function stringAttr(span: SpanView, key: string): string | undefined {
   return nonEmpty(span.attributes[key]);

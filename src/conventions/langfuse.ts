@@ -13,12 +13,16 @@ import {
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 import { ATTR_LOOP_MESSAGE, LOOP_EVENT_NAME } from '../otel/event-attributes.js';
 
-const TYPE = 'langfuse.observation.type';
+export const ATTR_LANGFUSE_OBSERVATION_TYPE = 'langfuse.observation.type';
 const PROMPT_KEYS = ['langfuse.observation.prompt.name', 'langfuse.prompt.name'];
 const ARGUMENT_KEYS = ['langfuse.observation.input', ...GEN_AI_ARGUMENT_KEYS];
 const RESULT_KEYS = ['langfuse.observation.output', ...GEN_AI_RESULT_KEYS];
-const LEVEL = 'langfuse.observation.level';
-const STATUS_MESSAGE = 'langfuse.observation.status_message';
+/** The level Langfuse shows and filters observations by, and its status message: read here, written by the `langfuseObservations` option. */
+export const ATTR_LANGFUSE_OBSERVATION_LEVEL = 'langfuse.observation.level';
+export const ATTR_LANGFUSE_OBSERVATION_STATUS_MESSAGE = 'langfuse.observation.status_message';
+/** A `generation` observation's usage (a JSON object) and model, read by `readModelUsage`. */
+export const ATTR_LANGFUSE_OBSERVATION_USAGE_DETAILS = 'langfuse.observation.usage_details';
+export const ATTR_LANGFUSE_OBSERVATION_MODEL_NAME = 'langfuse.observation.model.name';
 
 /**
  * Langfuse SDK v4/v5 observations (`startActiveObservation(name, fn, { asType: 'tool' })`,
@@ -32,7 +36,7 @@ export const langfuseAdapter: ConventionAdapter = {
   name: 'langfuse',
 
   isToolSpan(span: SpanView): boolean {
-    return span.attributes[TYPE] === 'tool';
+    return span.attributes[ATTR_LANGFUSE_OBSERVATION_TYPE] === 'tool';
   },
 
   readToolCall(span: SpanView): ToolCallFields | undefined {
@@ -50,15 +54,15 @@ export const langfuseAdapter: ConventionAdapter = {
   promptName: (span) => firstString(span, PROMPT_KEYS),
 
   agentName(span: SpanView): string | undefined {
-    return span.attributes[TYPE] === 'agent' && span.name.length > 0 ? span.name : undefined;
+    return span.attributes[ATTR_LANGFUSE_OBSERVATION_TYPE] === 'agent' && span.name.length > 0 ? span.name : undefined;
   },
 
-  gate: { keys: [TYPE, ...PROMPT_KEYS] },
+  gate: { keys: [ATTR_LANGFUSE_OBSERVATION_TYPE, ...PROMPT_KEYS] },
 };
 
 function levelError(span: SpanView): RawError | undefined {
-  if (span.attributes[LEVEL] !== 'ERROR') return undefined;
-  const message = stringAttr(span, STATUS_MESSAGE);
+  if (span.attributes[ATTR_LANGFUSE_OBSERVATION_LEVEL] !== 'ERROR') return undefined;
+  const message = stringAttr(span, ATTR_LANGFUSE_OBSERVATION_STATUS_MESSAGE);
   // loopwatch's own mark (the `langfuseObservations` option: its status message is the loop's):
   // read back (scan, serve), it is no failure of the call.
   if (message !== undefined && span.events?.some((e) => e.name === LOOP_EVENT_NAME && e.attributes?.[ATTR_LOOP_MESSAGE] === message) === true) return undefined;

@@ -13,7 +13,7 @@ import {
 } from './attributes.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
-const SPAN_KIND = 'langsmith.span.kind';
+export const ATTR_LANGSMITH_SPAN_KIND = 'langsmith.span.kind';
 const TOOL_NAME_KEYS = ['langsmith.trace.name', ATTR_GEN_AI_TOOL_NAME];
 const ARGUMENT_KEYS = [...GEN_AI_ARGUMENT_KEYS, ATTR_GEN_AI_PROMPT];
 const RESULT_KEYS = [...GEN_AI_RESULT_KEYS, ATTR_GEN_AI_COMPLETION];
@@ -28,7 +28,7 @@ export const langsmithAdapter: ConventionAdapter = {
   name: 'langsmith',
 
   isToolSpan(span: SpanView): boolean {
-    return span.attributes[SPAN_KIND] === 'tool';
+    return span.attributes[ATTR_LANGSMITH_SPAN_KIND] === 'tool';
   },
 
   readToolCall(span: SpanView): ToolCallFields | undefined {
@@ -43,5 +43,5 @@ export const langsmithAdapter: ConventionAdapter = {
     );
   },
 
-  gate: { values: { [SPAN_KIND]: ['tool'] } },
+  gate: { values: { [ATTR_LANGSMITH_SPAN_KIND]: ['tool'] } },
 };

@@ -13,7 +13,7 @@ import {
 import type { RawError } from '../detector/error-class.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
 
-const SPAN_KIND = 'openinference.span.kind';
+export const ATTR_OPENINFERENCE_SPAN_KIND = 'openinference.span.kind';
 const ATTR_TOOL_NAME = 'tool.name';
 const ATTR_TOOL_PARAMETERS = 'tool.parameters';
 const ATTR_INPUT_VALUE = 'input.value';
@@ -23,6 +23,11 @@ const ATTR_METADATA = 'metadata';
 const ATTR_AGENT_NAME = 'agent.name';
 const TOOL_NAME_KEYS = [ATTR_TOOL_NAME, ATTR_GEN_AI_TOOL_NAME];
 const CALL_ID_KEYS = ['tool.id', 'tool_call.id'];
+/** An `LLM` span's model and token counts, read by `readModelUsage`. */
+export const ATTR_LLM_MODEL_NAME = 'llm.model_name';
+export const ATTR_LLM_TOKEN_COUNT_PROMPT = 'llm.token_count.prompt';
+export const ATTR_LLM_TOKEN_COUNT_COMPLETION = 'llm.token_count.completion';
+export const ATTR_LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ = 'llm.token_count.prompt_details.cache_read';
 
 /**
  * OpenInference (Arize Phoenix): `openinference.span.kind = TOOL`, `tool.name`, the call's input
@@ -35,7 +40,7 @@ export const openInferenceAdapter: ConventionAdapter = {
   name: 'openinference',
 
   isToolSpan(span: SpanView): boolean {
-    return span.attributes[SPAN_KIND] === 'TOOL';
+    return span.attributes[ATTR_OPENINFERENCE_SPAN_KIND] === 'TOOL';
   },
 
   readToolCall(span: SpanView): ToolCallFields | undefined {
@@ -49,7 +54,7 @@ export const openInferenceAdapter: ConventionAdapter = {
   },
 
   promptName(span: SpanView): string | undefined {
-    if (span.attributes[SPAN_KIND] === undefined) return undefined;
+    if (span.attributes[ATTR_OPENINFERENCE_SPAN_KIND] === undefined) return undefined;
     const id = stringAttr(span, ATTR_PROMPT_ID);
     if (id !== undefined) return id;
     const metadata = span.attributes[ATTR_METADATA];
@@ -57,13 +62,13 @@ export const openInferenceAdapter: ConventionAdapter = {
   },
 
   agentName(span: SpanView): string | undefined {
-    const kind = span.attributes[SPAN_KIND];
+    const kind = span.attributes[ATTR_OPENINFERENCE_SPAN_KIND];
     if (kind === undefined) return undefined;
     return stringAttr(span, ATTR_AGENT_NAME) ?? (kind === 'AGENT' && span.name.length > 0 ? span.name : undefined);
   },
 
   // Everything above needs the span kind.
-  gate: { keys: [SPAN_KIND] },
+  gate: { keys: [ATTR_OPENINFERENCE_SPAN_KIND] },
 };
 
 function parametersUnlessSchema(value: unknown): unknown {

@@ -1,4 +1,36 @@
-import { nonEmpty, parseJsonObject } from './attributes.js';
+import {
+  ATTR_AI_MODEL_ID,
+  ATTR_AI_OPERATION_ID,
+  ATTR_AI_RESPONSE_MODEL,
+  ATTR_AI_USAGE_CACHED_INPUT_TOKENS,
+  ATTR_AI_USAGE_COMPLETION_TOKENS,
+  ATTR_AI_USAGE_INPUT_TOKEN_DETAILS_CACHE_READ_TOKENS,
+  ATTR_AI_USAGE_INPUT_TOKENS,
+  ATTR_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_AI_USAGE_PROMPT_TOKENS,
+} from './ai-sdk.js';
+import {
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_RESPONSE_MODEL,
+  ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_TRACELOOP,
+  ATTR_GEN_AI_USAGE_COMPLETION_TOKENS,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_PROMPT_TOKENS,
+  nonEmpty,
+  parseJsonObject,
+} from './attributes.js';
+import { ATTR_LANGFUSE_OBSERVATION_MODEL_NAME, ATTR_LANGFUSE_OBSERVATION_TYPE, ATTR_LANGFUSE_OBSERVATION_USAGE_DETAILS } from './langfuse.js';
+import { ATTR_LANGSMITH_SPAN_KIND } from './langsmith.js';
+import {
+  ATTR_LLM_MODEL_NAME,
+  ATTR_LLM_TOKEN_COUNT_COMPLETION,
+  ATTR_LLM_TOKEN_COUNT_PROMPT,
+  ATTR_LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ,
+  ATTR_OPENINFERENCE_SPAN_KIND,
+} from './openinference.js';
 import type { SpanView } from './types.js';
 
 /** What one model call (an LLM inference span) says it spent. */
@@ -33,19 +65,18 @@ export interface ModelUsage {
  *   `completion_tokens`), `gen_ai.usage.cache_read.input_tokens`, on spans whose
  *   `gen_ai.operation.name` is an inference (`chat`, `text_completion`, `generate_content`) or absent.
  *
- * Runs on the spans of traces loopwatch tracks: literal keys, a handful of reads for a span that
- * is not a model call (see the gen_ai adapter on literal keys).
+ * Runs on the spans of traces loopwatch tracks: a handful of reads for a span that is not a model call.
  */
 export function readModelUsage(span: SpanView): ModelUsage | undefined {
   const a = span.attributes;
-  const aiOperation = a['ai.operationId'];
+  const aiOperation = a[ATTR_AI_OPERATION_ID];
   if (aiOperation !== undefined) return AI_SDK_MODEL_CALLS.has(aiOperation as string) ? aiSdkUsage(a) : undefined;
-  const openInferenceKind = a['openinference.span.kind'];
+  const openInferenceKind = a[ATTR_OPENINFERENCE_SPAN_KIND];
   if (openInferenceKind !== undefined) return openInferenceKind === 'LLM' ? openInferenceUsage(a) : undefined;
-  const langsmithKind = a['langsmith.span.kind'];
+  const langsmithKind = a[ATTR_LANGSMITH_SPAN_KIND];
   if (langsmithKind !== undefined && langsmithKind !== 'llm') return undefined;
-  if (a['langfuse.observation.type'] === 'generation') return langfuseUsage(a) ?? genAiUsage(a);
-  const operation = a['gen_ai.operation.name'];
+  if (a[ATTR_LANGFUSE_OBSERVATION_TYPE] === 'generation') return langfuseUsage(a) ?? genAiUsage(a);
+  const operation = a[ATTR_GEN_AI_OPERATION_NAME];
   if (operation !== undefined && !GEN_AI_INFERENCE.has(operation as string)) return undefined;
   return genAiUsage(a);
 }
@@ -65,48 +96,48 @@ const GEN_AI_INFERENCE: ReadonlySet<string> = new Set(['chat', 'text_completion'
 
 function aiSdkUsage(a: Attributes): ModelUsage | undefined {
   return usage(
-    tokens(a['ai.usage.inputTokens']) ?? tokens(a['ai.usage.promptTokens']) ?? tokens(a['gen_ai.usage.input_tokens']) ?? tokens(a['gen_ai.usage.prompt_tokens']),
-    tokens(a['ai.usage.outputTokens']) ?? tokens(a['ai.usage.completionTokens']) ?? tokens(a['gen_ai.usage.output_tokens']) ?? tokens(a['gen_ai.usage.completion_tokens']),
-    tokens(a['ai.usage.cachedInputTokens']) ?? tokens(a['ai.usage.inputTokenDetails.cacheReadTokens']),
-    nonEmpty(a['gen_ai.request.model']) ?? nonEmpty(a['ai.model.id']),
-    nonEmpty(a['ai.response.model']) ?? nonEmpty(a['gen_ai.response.model']),
+    tokens(a[ATTR_AI_USAGE_INPUT_TOKENS]) ?? tokens(a[ATTR_AI_USAGE_PROMPT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_INPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_PROMPT_TOKENS]),
+    tokens(a[ATTR_AI_USAGE_OUTPUT_TOKENS]) ?? tokens(a[ATTR_AI_USAGE_COMPLETION_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_COMPLETION_TOKENS]),
+    tokens(a[ATTR_AI_USAGE_CACHED_INPUT_TOKENS]) ?? tokens(a[ATTR_AI_USAGE_INPUT_TOKEN_DETAILS_CACHE_READ_TOKENS]),
+    nonEmpty(a[ATTR_GEN_AI_REQUEST_MODEL]) ?? nonEmpty(a[ATTR_AI_MODEL_ID]),
+    nonEmpty(a[ATTR_AI_RESPONSE_MODEL]) ?? nonEmpty(a[ATTR_GEN_AI_RESPONSE_MODEL]),
   );
 }
 
 function openInferenceUsage(a: Attributes): ModelUsage | undefined {
-  const model = nonEmpty(a['llm.model_name']);
+  const model = nonEmpty(a[ATTR_LLM_MODEL_NAME]);
   return usage(
-    tokens(a['llm.token_count.prompt']),
-    tokens(a['llm.token_count.completion']),
-    tokens(a['llm.token_count.prompt_details.cache_read']),
+    tokens(a[ATTR_LLM_TOKEN_COUNT_PROMPT]),
+    tokens(a[ATTR_LLM_TOKEN_COUNT_COMPLETION]),
+    tokens(a[ATTR_LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ]),
     model,
     model,
   );
 }
 
 function langfuseUsage(a: Attributes): ModelUsage | undefined {
-  const details = parseJsonObject(a['langfuse.observation.usage_details']);
+  const details = parseJsonObject(a[ATTR_LANGFUSE_OBSERVATION_USAGE_DETAILS]);
   if (details === undefined) return undefined;
-  const model = nonEmpty(a['langfuse.observation.model.name']);
+  const model = nonEmpty(a[ATTR_LANGFUSE_OBSERVATION_MODEL_NAME]);
   return usage(
     tokens(details['input']) ?? tokens(details['prompt_tokens']) ?? tokens(details['input_tokens']),
     tokens(details['output']) ?? tokens(details['completion_tokens']) ?? tokens(details['output_tokens']),
     undefined,
-    model ?? nonEmpty(a['gen_ai.request.model']),
-    model ?? nonEmpty(a['gen_ai.response.model']),
+    model ?? nonEmpty(a[ATTR_GEN_AI_REQUEST_MODEL]),
+    model ?? nonEmpty(a[ATTR_GEN_AI_RESPONSE_MODEL]),
   );
 }
 
 function genAiUsage(a: Attributes): ModelUsage | undefined {
-  const input = tokens(a['gen_ai.usage.input_tokens']) ?? tokens(a['gen_ai.usage.prompt_tokens']);
-  const output = tokens(a['gen_ai.usage.output_tokens']) ?? tokens(a['gen_ai.usage.completion_tokens']);
+  const input = tokens(a[ATTR_GEN_AI_USAGE_INPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_PROMPT_TOKENS]);
+  const output = tokens(a[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_COMPLETION_TOKENS]);
   if (input === undefined && output === undefined) return undefined;
   return usage(
     input,
     output,
-    tokens(a['gen_ai.usage.cache_read.input_tokens']) ?? tokens(a['gen_ai.usage.cache_read_input_tokens']),
-    nonEmpty(a['gen_ai.request.model']),
-    nonEmpty(a['gen_ai.response.model']),
+    tokens(a[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_TRACELOOP]),
+    nonEmpty(a[ATTR_GEN_AI_REQUEST_MODEL]),
+    nonEmpty(a[ATTR_GEN_AI_RESPONSE_MODEL]),
   );
 }
 

@@ -10,6 +10,9 @@ import type { Thresholds } from './thresholds.js';
  */
 export type Evidence = 'arguments+result' | 'arguments' | 'result' | 'name';
 
+/** Evidence by rank, weakest first: a cycle's rank (`TraceDetector`, `CycleTracker`) is an index here. */
+export const EVIDENCE_BY_RANK: readonly Evidence[] = ['name', 'result', 'arguments', 'arguments+result'];
+
 /** What a rule measured for the current call, before levels and de-duplication. */
 export interface Measurement {
   /** Identity of what repeats; de-duplication and the event fingerprint use it. */

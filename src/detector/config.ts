@@ -21,6 +21,7 @@ export type { ThresholdInput, Thresholds } from './thresholds.js';
 export { resolveThresholds } from './thresholds.js';
 export { RULE_KEYS, type RuleKey } from './rules.js';
 export {
+  DEFAULT_MODE,
   DEFAULT_THRESHOLDS,
   DEFAULT_POLLER_THRESHOLDS,
   DEFAULT_WAIT_THRESHOLDS,

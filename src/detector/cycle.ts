@@ -1,4 +1,5 @@
 import { UnorderedHash, type Hash } from '../fingerprint/hash.js';
+import { EVIDENCE_BY_RANK } from './call-rules.js';
 
 export interface CycleFinding {
   readonly period: number;
@@ -44,8 +45,8 @@ const F_RECORD_RANK_POLLERS = 2;
 const F_IDLE = 3;
 const F_FIRST_END = 4;
 const STRIDE = 5;
-/** Evidence ranks are 0 to 3. */
-const RANKS = 4;
+/** Evidence ranks are 0 to RANKS - 1. */
+const RANKS = EVIDENCE_BY_RANK.length;
 
 function packStep(firstRecord: number, rank: number, allPollers: boolean): number {
   return (firstRecord * RANKS + rank) * 2 + (allPollers ? 1 : 0);

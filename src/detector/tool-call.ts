@@ -1,5 +1,8 @@
 import {
   fingerprint,
+  MAX_DEPTH,
+  MAX_JSON_TEXT,
+  MAX_NODES,
   NOTE_CYCLE,
   NOTE_DEPTH,
   NOTE_HUGE_TEXT,
@@ -23,12 +26,15 @@ export type ProblemReporter = (message: string) => void;
 /** Told about content fingerprinted on less than all of it, or as text (`note`: a `NOTE_*` bit). */
 export type NoteReporter = (message: string, note: number) => void;
 
+/** A count with its digits in groups of three: 200 000. */
+const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+$)/g, ' ');
+
 const NOTE_TEXT: ReadonlyArray<readonly [number, string]> = [
-  [NOTE_DEPTH, 'are nested deeper than 96 levels; what is deeper counts as one value'],
-  [NOTE_NODES, 'hold more than 200 000 values; only the first ones count'],
+  [NOTE_DEPTH, `are nested deeper than ${MAX_DEPTH} levels; what is deeper counts as one value`],
+  [NOTE_NODES, `hold more than ${grouped(MAX_NODES)} values; only the first ones count`],
   [NOTE_CYCLE, 'refer to themselves; the cycle counts as one value'],
   [NOTE_MALFORMED_JSON, 'look like JSON but are not valid JSON; they are fingerprinted as text'],
-  [NOTE_HUGE_TEXT, 'are text over 8 MiB; they are fingerprinted as text, not searched for JSON'],
+  [NOTE_HUGE_TEXT, `are text over ${MAX_JSON_TEXT / (1024 * 1024)} MiB; they are fingerprinted as text, not searched for JSON`],
 ];
 
 function safeFingerprint(

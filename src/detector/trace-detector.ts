@@ -1,5 +1,5 @@
 import { combine, toHex, UnorderedHash, type Hash } from '../fingerprint/hash.js';
-import type { CallContext, Evidence, Measurement } from './call-rules.js';
+import { EVIDENCE_BY_RANK, type CallContext, type Measurement } from './call-rules.js';
 import { CycleTracker, type CycleFinding } from './cycle.js';
 import type { ResolvedConfig } from './config.js';
 import {
@@ -9,7 +9,6 @@ import type { ToolPolicies, ToolPolicy } from './policy.js';
 import { CYCLE_RULE, type AnyRule } from './rules.js';
 import type { LoopDetection, LoopLevel, RecordedCall, ToolCall, ToolOutcome } from './types.js';
 
-const EVIDENCE_BY_RANK: readonly Evidence[] = ['name', 'result', 'arguments', 'arguments+result'];
 const MAX_EMITTED = 512;
 const SEEN_TOOL = 1;
 const SEEN_ARGS = 2;

@@ -1,7 +1,7 @@
 import { Char } from './chars.js';
 import { JsonTextHasher, OK, UNSUPPORTED } from './json-text.js';
-import { chainA, chainB, digest, finish, member, number, pack, seedA, seedB, text, textOf, type LanePair } from './lanes.js';
-import type { Hash } from './hash.js';
+import { chainA, chainB, digest, finish, member, number, seedA, seedB, text, textOf, type LanePair } from './lanes.js';
+import { pack, type Hash } from './hash.js';
 import { Cap, Note, Tag, L_CYCLE, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, L_VOLATILE } from './tags.js';
 import { isSpace, ResultText } from './result-text.js';
 import { UnitBuffers, type Units } from './units.js';
@@ -18,7 +18,7 @@ import {
   type VolatileKeyMatcher,
 } from './volatile.js';
 
-export { MAX_DEPTH, MAX_NODES, NOTE_CYCLE, NOTE_DEPTH, NOTE_HUGE_TEXT, NOTE_MALFORMED_JSON, NOTE_NODES } from './tags.js';
+export { MAX_DEPTH, MAX_JSON_TEXT, MAX_NODES, NOTE_CYCLE, NOTE_DEPTH, NOTE_HUGE_TEXT, NOTE_MALFORMED_JSON, NOTE_NODES } from './tags.js';
 
 /**
  * Structural fingerprints of tool arguments and results. The hash is defined on the value, not on

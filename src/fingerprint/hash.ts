@@ -10,16 +10,26 @@ export type Hash = number;
 const TWO_32 = 4294967296;
 const LOW_21 = 0x1fffff;
 
-function fmix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+/** The multipliers of the finalizer: murmur3's `fmix32`, then the cross-lane mix of `finish`. */
+export const enum Finalizer {
+  Fmix1 = 0x85ebca6b,
+  Fmix2 = 0xc2b2ae35,
+  CrossA = 0x2c1b3c6d,
+  CrossB = 0x297a2d39,
 }
 
-function pack(a: number, b: number): Hash {
+/** murmur3's 32-bit finalizer: every output bit depends on every input bit (an int32; its sign never matters here). */
+export function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, Finalizer.Fmix1);
+  h ^= h >>> 13;
+  h = Math.imul(h, Finalizer.Fmix2);
+  h ^= h >>> 16;
+  return h;
+}
+
+/** Two finished 32-bit lanes as a 53-bit `Hash`: 21 bits of `b` above the 32 of `a` (`high` reads them back). */
+export function pack(a: number, b: number): Hash {
   return (b & LOW_21) * TWO_32 + (a >>> 0);
 }
 
@@ -41,8 +51,8 @@ export function hashString(s: string, tag = 0, start = 0, end = s.length): Hash 
 }
 
 function finish(a: number, b: number): Hash {
-  a = fmix(a ^ Math.imul(b ^ (b >>> 15), 0x2c1b3c6d));
-  b = fmix(b ^ Math.imul(a ^ (a >>> 13), 0x297a2d39));
+  a = fmix(a ^ Math.imul(b ^ (b >>> 15), Finalizer.CrossA));
+  b = fmix(b ^ Math.imul(a ^ (a >>> 13), Finalizer.CrossB));
   return pack(a, b);
 }
 

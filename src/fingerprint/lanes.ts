@@ -1,4 +1,4 @@
-import type { Hash } from './hash.js';
+import { Finalizer, fmix } from './hash.js';
 import type { Units } from './units.js';
 
 /**
@@ -31,19 +31,10 @@ export const enum Mix {
   SeedB = 0x7f4a7c15,
 }
 
-export function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h;
-}
-
-/** Mixes two raw lanes into a finished pair: every output bit depends on every input bit. */
+/** Mixes two raw lanes into a finished pair: every output bit depends on every input bit (`hash.ts`'s finalizer). */
 export function finish(out: LanePair, a: number, b: number): void {
-  const fa = fmix32(a ^ Math.imul(b ^ (b >>> 15), 0x2c1b3c6d));
-  out.hb = fmix32(b ^ Math.imul(fa ^ (fa >>> 13), 0x297a2d39));
+  const fa = fmix(a ^ Math.imul(b ^ (b >>> 15), Finalizer.CrossA));
+  out.hb = fmix(b ^ Math.imul(fa ^ (fa >>> 13), Finalizer.CrossB));
   out.ha = fa;
 }
 
@@ -177,10 +168,4 @@ export function constant(tag: number): LanePair {
   const out = { ha: 0, hb: 0 };
   textOf(out, tag, '');
   return out;
-}
-
-
-/** The 53-bit `Hash` of a finished pair. */
-export function pack(a: number, b: number): Hash {
-  return (b & 0x1fffff) * 4294967296 + (a >>> 0);
 }

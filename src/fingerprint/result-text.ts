@@ -27,15 +27,26 @@ function isAlnum(c: number): boolean {
   return isDigit(c) || isLetter(c);
 }
 
-/** The duration units of the volatile pattern (`volatile.ts`), each followed there by a word boundary. */
-const DURATION_UNITS = ['ms', 'µs', 'us', 'ns', 's', 'sec', 'secs', 'second', 'seconds', 'millisecond', 'milliseconds'];
+/**
+ * The duration units after a number, each followed by a word boundary: the volatile pattern's
+ * duration alternative is built from this list (`volatile.ts`), and `unitAt` reads it.
+ */
+export const DURATION_UNITS: readonly string[] = ['ms', 'µs', 'us', 'ns', 's', 'sec', 'secs', 'second', 'seconds', 'millisecond', 'milliseconds'];
+
+const enum UnitFirst {
+  /** Code units the table below covers: the units start with an ASCII letter or `µ`. */
+  Size = 0x100,
+}
+
+/** 1 at the first code unit of each duration unit: the cheap test before comparing units. */
+const UNIT_FIRST = new Uint8Array(UnitFirst.Size);
+for (const unit of DURATION_UNITS) UNIT_FIRST[unit.charCodeAt(0)] = 1;
 
 /** Does a duration unit start at `u[at]` and end where the pattern's `\b` holds? */
 function unitAt(u: Uint16Array, at: number, end: number): boolean {
   if (at >= end) return false;
   const first = u[at] as number;
-  // the first letters of the units: m, µ, u, n, s
-  if (first !== Char.LowerM && first !== Char.Micro && first !== Char.LowerU && first !== Char.LowerN && first !== Char.LowerS) return false;
+  if (first >= UnitFirst.Size || UNIT_FIRST[first] === 0) return false;
   for (const unit of DURATION_UNITS) {
     const stop = at + unit.length;
     if (stop > end) continue;

@@ -1,4 +1,5 @@
 import { Char } from './chars.js';
+import { DURATION_UNITS } from './result-text.js';
 /**
  * What counts as volatile: values that change on every call without telling the agent anything
  * new (request ids, "now" timestamps, pids, durations). They are replaced by a placeholder
@@ -19,7 +20,7 @@ export function normalizeKey(key: string): string {
   for (let i = 0; i < key.length; i++) {
     const c = key.charCodeAt(i);
     if (isKeySeparator(c)) continue;
-    out += isUpper(c) ? String.fromCharCode(c + Ascii.CaseOffset) : key[i];
+    out += isUpper(c) ? String.fromCharCode(c + (Char.LowerA - Char.UpperA)) : key[i];
   }
   return out;
 }
@@ -46,18 +47,13 @@ function isUpper(c: number): boolean {
   return c >= Char.UpperA && c <= Char.UpperZ;
 }
 
-const enum Ascii {
-  /** From a capital letter to its small letter: `Char.LowerA - Char.UpperA`. */
-  CaseOffset = 0x20,
-}
-
 /** FNV-style hash of `normalizeKey` of the name in `u[start, end)`, computed without building it (a small integer). */
 function normalizedKeyHash(u: Uint16Array, start: number, end: number): number {
   let h = 0x811c9dc5 | 0;
   for (let i = start; i < end; i++) {
     let c = u[i] as number;
     if (isKeySeparator(c)) continue;
-    if (isUpper(c)) c += Ascii.CaseOffset;
+    if (isUpper(c)) c += Char.LowerA - Char.UpperA;
     h = Math.imul(h ^ c, 0x01000193);
   }
   return h & 0x3fffffff;
@@ -132,6 +128,9 @@ export const DEFAULT_VOLATILE_RESULT_KEYS: readonly string[] = [
   'latency', 'latency_ms', 'execution_time', 'response_time', 'uptime',
 ];
 
+/** An ISO-8601 date-time: one alternative of the result pattern, and the whole of `ISO_DATETIME`. */
+const ISO_DATETIME_SOURCE = '\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}(?::\\d{2}(?:[.,]\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?';
+
 /**
  * Volatile patterns searched inside result text. Every alternative but the ULID needs a digit, and
  * text without a digit is never searched (a ULID of letters only stays).
@@ -141,7 +140,7 @@ const RESULT_TEXT_PATTERN = new RegExp(
     // uuid
     '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}',
     // ISO-8601 date-time (a bare date is kept: "next slot 2026-11-23" is information)
-    '\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}(?::\\d{2}(?:[.,]\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?',
+    ISO_DATETIME_SOURCE,
     // time of day with seconds (`date` output, log prefixes)
     '\\b\\d{1,2}:\\d{2}:\\d{2}(?:[.,]\\d+)?\\b',
     // epoch seconds or milliseconds, 2001..2033
@@ -153,7 +152,7 @@ const RESULT_TEXT_PATTERN = new RegExp(
     // ULID
     '\\b[0-9A-HJKMNP-TV-Z]{26}\\b',
     // durations
-    '\\b\\d+(?:\\.\\d+)?\\s?(?:ms|µs|us|ns|s|secs?|seconds?|milliseconds?)\\b',
+    `\\b\\d+(?:\\.\\d+)?\\s?(?:${DURATION_UNITS.join('|')})\\b`,
     // process ids
     '\\bpid[=: ]\\s*\\d+',
   ].join('|'),
@@ -162,7 +161,7 @@ const RESULT_TEXT_PATTERN = new RegExp(
 
 export { mayHoldVolatile } from './result-text.js';
 
-const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$/;
+const ISO_DATETIME = new RegExp(`^${ISO_DATETIME_SOURCE}$`);
 const NOW_WINDOW_MS = 15 * 60_000;
 
 export function resultTextPattern(): RegExp {
@@ -206,7 +205,7 @@ export function isStatusWord(text: string): boolean {
 /** Lowercase letters and digits of a status word, as compared: other characters are dropped. */
 function statusCode(c: number): number {
   if ((c >= Char.LowerA && c <= Char.LowerZ) || (c >= Char.Digit0 && c <= Char.Digit9)) return c;
-  if (isUpper(c)) return c + Ascii.CaseOffset;
+  if (isUpper(c)) return c + (Char.LowerA - Char.UpperA);
   return -1;
 }
 

@@ -2,6 +2,7 @@ import type { Attributes, Counter, MeterProvider } from '@opentelemetry/api';
 import { ATTR_GEN_AI_PROMPT_NAME, ATTR_GEN_AI_TOOL_NAME } from '../conventions/attributes.js';
 import type { SpendDelta } from '../cost/trace-cost.js';
 import type { LoopDetection } from '../detector/types.js';
+import { ATTR_LOOP_KIND, ATTR_LOOP_LEVEL } from './event-attributes.js';
 
 /** OTel names of the contract's two counters (Prometheus: `..._total`, dots as underscores). */
 export const METRIC_LOOP_DETECTIONS = 'gen_ai.tool.loop.detections';
@@ -68,8 +69,8 @@ export class LoopMetrics {
 
   recordDetection(d: LoopDetection): void {
     this.add(this.detections, {
-      'loop.kind': d.kind,
-      'loop.level': d.level,
+      [ATTR_LOOP_KIND]: d.kind,
+      [ATTR_LOOP_LEVEL]: d.level,
       [ATTR_GEN_AI_TOOL_NAME]: d.toolName,
       [ATTR_GEN_AI_PROMPT_NAME]: d.promptName ?? UNKNOWN_LABEL,
     });

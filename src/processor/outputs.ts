@@ -1,4 +1,5 @@
 import type { Context } from '@opentelemetry/api';
+import { ATTR_LANGFUSE_OBSERVATION_LEVEL, ATTR_LANGFUSE_OBSERVATION_STATUS_MESSAGE } from '../conventions/langfuse.js';
 import type { LoopDetection } from '../detector/types.js';
 import type { ToolLoopError } from '../errors.js';
 import { callContained, notifyContained } from '../otel/diag.js';
@@ -70,10 +71,6 @@ export function abortOutput(onAbort: ((error: ToolLoopError, traceId: string) =>
   };
 }
 
-/** Langfuse's observation attributes (OpenTelemetry ingestion): the level it shows and filters by, and the status message. */
-export const ATTR_LANGFUSE_OBSERVATION_LEVEL = 'langfuse.observation.level';
-export const ATTR_LANGFUSE_STATUS_MESSAGE = 'langfuse.observation.status_message';
-
 /**
  * The `langfuseObservations` option: the looping tool span becomes a WARNING (warning) or ERROR
  * (critical) observation in Langfuse, with the detection's message as its status message, so
@@ -87,7 +84,7 @@ export const langfuseObservationOutput: DetectionOutput = {
     const current = span.attributes[ATTR_LANGFUSE_OBSERVATION_LEVEL];
     if (current === 'ERROR' || (current === 'WARNING' && d.level === 'warning')) return;
     span.setAttribute(ATTR_LANGFUSE_OBSERVATION_LEVEL, d.level === 'critical' ? 'ERROR' : 'WARNING');
-    span.setAttribute(ATTR_LANGFUSE_STATUS_MESSAGE, d.message);
+    span.setAttribute(ATTR_LANGFUSE_OBSERVATION_STATUS_MESSAGE, d.message);
   },
 };
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseConfigText } from '../cli/config-file.js';
-import { RULE_KEYS, type LoopwatchConfig, type RuleKey, type ThresholdInput, type ToolOverride } from '../detector/config.js';
+import { DEFAULT_MODE, MODES, RULE_KEYS, type LoopwatchConfig, type RuleKey, type ThresholdInput, type ToolOverride } from '../detector/config.js';
 import type { LoopDetectionSpanProcessorOptions } from '../processor.js';
 
 /** How `loopwatch/register` turns itself on. */
@@ -60,7 +60,7 @@ export function settingsFromEnv(env: Env = process.env): RegisterSettings {
     }
   }
 
-  const mode = env['LOOPWATCH_MODE'] !== undefined ? pick('LOOPWATCH_MODE', ['enforce', 'observe'] as const, config.mode ?? 'enforce') : config.mode;
+  const mode = env['LOOPWATCH_MODE'] !== undefined ? pick('LOOPWATCH_MODE', MODES, config.mode ?? DEFAULT_MODE) : config.mode;
   const thresholds = { ...(config.thresholds ?? {}) } as Record<RuleKey, ThresholdInput>;
   const rawThresholds = env['LOOPWATCH_THRESHOLDS']?.trim();
   if (rawThresholds) {

@@ -1,3 +1,4 @@
+import { ATTR_SERVICE_NAME } from '../conventions/attributes.js';
 import type { ConventionAdapter } from '../conventions/types.js';
 import type { PriceTable } from '../cost/prices.js';
 import { billIncrease } from '../cost/trace-cost.js';
@@ -80,7 +81,7 @@ export class ServePipeline {
     let accepted = 0;
     let rejected = 0;
     for (const rs of request.resourceSpans) {
-      const service = rs.resource ? stringAttribute(rs.resource.attributes, 'service.name') : undefined;
+      const service = rs.resource ? stringAttribute(rs.resource.attributes, ATTR_SERVICE_NAME) : undefined;
       for (const { scopeSpans, origin } of originsOf(rs)) {
         for (const span of scopeSpans.spans) {
           const view = replaySpanOf(span, service);
