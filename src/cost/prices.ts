@@ -22,10 +22,6 @@ export class PriceTable {
   private readonly exact = new Map<string, ModelPriceInput>();
   private readonly patterns: PatternEntry[] = [];
   private readonly cache = new Map<string, ModelPriceInput | typeof NO_PRICE>();
-  /** The pair asked for last and its answer: an agent calls one model over and over. */
-  private lastRequest: string | undefined;
-  private lastResponse: string | undefined;
-  private lastPrice: ModelPriceInput | undefined;
 
   /**
    * `onUnpriced`: told once per model (pair) no entry covers, so that a table missing a model
@@ -51,15 +47,6 @@ export class PriceTable {
 
   /** The entry that prices a call to `requestModel` answered by `responseModel`. */
   priceOf(requestModel: string | undefined, responseModel: string | undefined): ModelPriceInput | undefined {
-    if (requestModel === this.lastRequest && responseModel === this.lastResponse && this.cache.size > 0) return this.lastPrice;
-    const price = this.lookUp(requestModel, responseModel);
-    this.lastRequest = requestModel;
-    this.lastResponse = responseModel;
-    this.lastPrice = price;
-    return price;
-  }
-
-  private lookUp(requestModel: string | undefined, responseModel: string | undefined): ModelPriceInput | undefined {
     const key = `${requestModel ?? ''}\u0000${responseModel ?? ''}`;
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached ?? undefined;

@@ -97,19 +97,13 @@ export class VolatileKeyMatcher {
 
 const matchers = new WeakMap<ReadonlySet<string>, VolatileKeyMatcher>();
 
-let lastSet: ReadonlySet<string> | undefined;
-let lastMatcher: VolatileKeyMatcher | undefined;
-
 /** The matcher of a volatile-key set, built once per set (sets are per tool policy). */
 export function volatileKeyMatcher(set: ReadonlySet<string>): VolatileKeyMatcher {
-  if (set === lastSet && lastMatcher !== undefined) return lastMatcher;
   let m = matchers.get(set);
   if (!m) {
     m = new VolatileKeyMatcher(set);
     matchers.set(set, m);
   }
-  lastSet = set;
-  lastMatcher = m;
   return m;
 }
 
