@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { pipeline, type Pipeline, type PipelineKind } from './support/pipeline.js';
+import { pipeline, type ExportKind, type Pipeline, type PipelineKind } from './support/pipeline.js';
 import { median, ratio, type Figure } from './support/report.js';
 import { interleaved, spreadOf, type Contender, type Spread } from './support/side-by-side.js';
 import { agentMix, agentSteps, nonToolTraces, oneCallTraces, parentlessToolCalls, singleToolMix, writeFileTraces, type Workload } from './support/traces.js';
@@ -80,6 +80,8 @@ interface Scenario {
   readonly sets: number;
   /** Fresh processes the comparison runs in (see `lifecycle`). */
   readonly processes: number;
+  /** What every pipeline exports to (default: nothing done with the spans). */
+  readonly exportKind?: ExportKind;
   readonly rows: readonly Row[];
 }
 
@@ -130,6 +132,18 @@ const SCENARIOS: readonly Scenario[] = [
         detail: (sets, w, traces) => `CPU per tool call over the idle processor: plain hash ${(perCall('plain')(sets, w, traces)).toFixed(2)} µs`,
       },
     ],
+  },
+  {
+    // Context, not a target: every real pipeline encodes its spans for export, which the bare
+    // pipeline above skips; here both pipelines make the OTLP/protobuf request of every batch.
+    key: 'agent-otlp',
+    workload: agentMix,
+    contenders: ['bare', 'loopwatch'],
+    exportKind: 'otlp-protobuf',
+    traces: 120,
+    sets: 30,
+    processes: 3,
+    rows: [{ name: 'agent mix ÷ bare, both pipelines encoding every batch as an OTLP/protobuf request (as an OTLP exporter does before sending)', of: over('loopwatch', 'bare') }],
   },
   {
     key: 'single',
@@ -194,7 +208,7 @@ export async function measureScenario(key: string, quick: boolean): Promise<numb
   if (s === undefined) throw new Error(`no lifecycle scenario ${key}`);
   const w = s.workload();
   const traces = tracesPerRound(s, quick);
-  const pipelines = s.contenders.map((kind) => pipeline(kind));
+  const pipelines = s.contenders.map((kind) => pipeline(kind, {}, 1 << 16, undefined, s.exportKind));
   const contenders = pipelines.map((p, k) => contender(s.contenders[k] as string, p, w, traces));
   const times = await interleaved(contenders, { warmupRounds: quick ? 2 : 12, sets: quick ? 4 : s.sets });
   await Promise.all(pipelines.map((p) => p.shutdown()));

@@ -1,14 +1,22 @@
 import { ROOT_CONTEXT, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from '../../dist/index.js';
 import { NaiveProcessor, PlainHashProcessor } from './naive.js';
 
-/** Accepts every batch and keeps nothing: the export step costs what the SDK itself costs. */
+/**
+ * Accepts every batch and keeps nothing: the export step costs what the SDK itself costs. With
+ * `serialize`, each batch is first encoded as an OTLP/protobuf request, as an OTLP exporter does
+ * before it sends (the bytes are dropped: nothing is sent).
+ */
 class NoopExporter implements SpanExporter {
   exported = 0;
+  bytes = 0;
+  constructor(private readonly serialize = false) {}
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     this.exported += spans.length;
+    if (this.serialize) this.bytes += ProtobufTraceSerializer.serializeRequest(spans)?.length ?? 0;
     done({ code: ExportResultCode.SUCCESS });
   }
   shutdown(): Promise<void> {
@@ -45,9 +53,18 @@ class IdleProcessor implements SpanProcessor {
  */
 export type PipelineKind = 'bare' | 'idle' | 'naive' | 'plain' | 'loopwatch';
 
+/** What the batch processor exports to: nothing done with the spans, or their OTLP/protobuf encoding made and dropped. */
+export type ExportKind = 'noop' | 'otlp-protobuf';
+
 /** `true` (or `'loopwatch'`): loopwatch ahead of the batch processor; `false` (`'bare'`): nothing there. */
-export function pipeline(kind: boolean | PipelineKind, options: LoopDetectionSpanProcessorOptions = {}, queue = 1 << 16, spanLimits?: { attributeValueLengthLimit: number }): Pipeline {
-  const exporter = new NoopExporter();
+export function pipeline(
+  kind: boolean | PipelineKind,
+  options: LoopDetectionSpanProcessorOptions = {},
+  queue = 1 << 16,
+  spanLimits?: { attributeValueLengthLimit: number },
+  exportKind: ExportKind = 'noop',
+): Pipeline {
+  const exporter = new NoopExporter(exportKind === 'otlp-protobuf');
   const loops = kind === true || kind === 'loopwatch' ? new LoopDetectionSpanProcessor(options) : undefined;
   const batch = new BatchSpanProcessor(exporter, { maxQueueSize: queue, maxExportBatchSize: 512, scheduledDelayMillis: 60_000 });
   const first = loops ? (loops as unknown as SpanProcessor) : kind === 'idle' ? new IdleProcessor() : kind === 'naive' ? new NaiveProcessor() : kind === 'plain' ? new PlainHashProcessor() : undefined;
