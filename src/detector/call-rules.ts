@@ -33,6 +33,15 @@ export interface Measurement {
   readonly firstBack: number;
 }
 
+/** What the remembered calls hold of the current call's tool (`CallContext.seen`). */
+export const SEEN_TOOL = 1;
+/** ... with the current call's outcome (any arguments). */
+export const SEEN_OUT = 2;
+/** ... with its arguments (any outcome). */
+export const SEEN_ARGS = 4;
+/** ... with its arguments and outcome, success or failure alike, in an earlier batch. */
+export const SEEN_CALL = 8;
+
 /** The settings the rules read (a `ResolvedConfig` has them). */
 export interface RuleSettings {
   readonly evidence: { readonly argumentsOnly: Thresholds; readonly nameOnly: Thresholds };
@@ -49,6 +58,11 @@ export interface CallContext {
   readonly args: Hash;
   readonly out: Hash;
   readonly flags: number;
+  /**
+   * `SEEN_*` bits: which earlier calls the history holds. A rule whose repetition cannot be among
+   * them counts the current call alone without walking the history (bench: engine, per call).
+   */
+  readonly seen: number;
   /** The current step continues a cycle of period ≥ 2: plain repeats are left to the cycle rule. */
   readonly inCycle: boolean;
   /** Calls in a row, the current one included, that brought nothing new to the trace; and which such run this is. */
@@ -79,6 +93,11 @@ export function degrade(t: Thresholds, evidence: Evidence, settings: RuleSetting
 /** Where a streak's evidence begins: the end of its first call, and how many calls back that is. */
 function evidenceStart(h: CallHistory, s: Streak): { firstEnd: number; firstBack: number } {
   return { firstEnd: h.end(s.first), firstBack: h.size - 1 - s.first };
+}
+
+/** Where the evidence of the current call alone begins: itself. */
+function alone(h: CallHistory): { firstEnd: number; firstBack: number } {
+  return { firstEnd: h.end(h.size - 1), firstBack: 0 };
 }
 
 function active(t: Thresholds): boolean {
@@ -118,6 +137,7 @@ export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Me
     stopAt: stopAt(thresholds),
   };
   const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
+  if ((ctx.seen & SEEN_CALL) === 0) return { key, value: 1, count: 1, ...alone(h), thresholds, evidence };
   const s = walkStreak(h, q, options(ctx));
   if (s.weighted >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, REPEATS_EARLIER)) {
     return { key, value: s.weighted, count: s.count, ...evidenceStart(h, s), thresholds, evidence };
@@ -160,6 +180,7 @@ export function changingOutput(ctx: CallContext, thresholds: Thresholds): Measur
   const { history: h, tool, args, flags } = ctx;
   if (!has(flags, OK) || !has(flags, HAS_ARGS) || !has(flags, HAS_RESULT)) return undefined;
   if (!active(thresholds)) return undefined;
+  if ((ctx.seen & SEEN_ARGS) === 0) return { key: combineAll(R_CHANGING, ctx.toolHash, args), value: 1, count: 1, ...alone(h), thresholds, evidence: 'arguments+result' };
   const s = walkStreak(
     h,
     {
@@ -186,7 +207,8 @@ export function changingOutput(ctx: CallContext, thresholds: Thresholds): Measur
 export function sameResult(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
   const { history: h, tool, out, flags } = ctx;
   if (!has(flags, OK) || !has(flags, HAS_RESULT) || !has(flags, INFORMATIVE) || !has(flags, HAS_ARGS)) return undefined;
-  if (!active(thresholds)) return undefined;
+  // alone, the answer has one set of arguments: never a paraphrase
+  if (!active(thresholds) || (ctx.seen & SEEN_OUT) === 0) return undefined;
   const s = walkStreak(
     h,
     {

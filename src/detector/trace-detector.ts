@@ -1,5 +1,5 @@
 import { combine, toHex, UnorderedHash, type Hash } from '../fingerprint/hash.js';
-import { EVIDENCE_BY_RANK, type CallContext, type Measurement } from './call-rules.js';
+import { EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_CALL, SEEN_OUT, SEEN_TOOL, type CallContext, type Measurement } from './call-rules.js';
 import { CycleTracker, type CycleFinding } from './cycle.js';
 import type { ResolvedConfig } from './config.js';
 import {
@@ -10,9 +10,6 @@ import { CYCLE_RULE, type AnyRule } from './rules.js';
 import type { LoopDetection, LoopLevel, RecordedCall, ToolCall, ToolOutcome } from './types.js';
 
 const MAX_EMITTED = 512;
-const SEEN_TOOL = 1;
-const SEEN_ARGS = 2;
-const SEEN_CALL = 4;
 const RECENT_BATCHES = 8;
 
 function evidenceRank(flags: number): number {
@@ -183,7 +180,7 @@ export class TraceDetector {
     // The first call of a tool in the trace counts 1 for every call rule: nothing to find below 2.
     if ((seen & SEEN_TOOL) !== 0 || policy.minCallThreshold <= 1) {
       const drought = { length: this.drought, episode: this.droughtsEnded, firstEnd: this.droughtFirstEnd, firstBack: this.calls - this.droughtFirstRecord };
-      measureCall({ history: this.history, settings: engine.config, tool, toolHash: tool, args, out, flags, inCycle: this.cycles.inCycle, drought }, policy, found);
+      measureCall({ history: this.history, settings: engine.config, tool, toolHash: tool, args, out, flags, seen, inCycle: this.cycles.inCycle, drought }, policy, found);
     }
     return this.report(found, call);
   }
@@ -246,9 +243,9 @@ export class TraceDetector {
   }
 
   /**
-   * Whether the remembered calls include this tool (`SEEN_TOOL`), with these arguments
-   * (`SEEN_ARGS`), with this outcome too (`SEEN_CALL`, in an earlier batch: the same call twice
-   * in one parallel batch is one call).
+   * Whether the remembered calls include this tool (`SEEN_TOOL`), with this outcome
+   * (`SEEN_OUT`), with these arguments (`SEEN_ARGS`), with both (`SEEN_CALL`, in an earlier batch:
+   * the same call twice in one parallel batch is one call).
    */
   private seen(tool: Hash, args: Hash, out: Hash, ok: boolean, batch: number): number {
     const h = this.history;
@@ -256,9 +253,11 @@ export class TraceDetector {
     for (let i = h.size - 1; i >= 0; i--) {
       if (h.tool(i) !== tool) continue;
       seen |= SEEN_TOOL;
+      const sameOut = sameHash(h.out(i), out);
+      if (sameOut) seen |= SEEN_OUT;
       if (!sameHash(h.args(i), args)) continue;
       seen |= SEEN_ARGS;
-      if (sameHash(h.out(i), out) && ((h.flags(i) & OK) !== 0) === ok && h.batch(i) !== batch) return seen | SEEN_CALL;
+      if (sameOut && ((h.flags(i) & OK) !== 0) === ok && h.batch(i) !== batch) return seen | SEEN_CALL;
     }
     return seen;
   }
