@@ -95,6 +95,11 @@ function evidenceStart(h: CallHistory, s: Streak): { firstEnd: number; firstBack
   return { firstEnd: h.end(s.first), firstBack: h.size - 1 - s.first };
 }
 
+/** Does the current call alone reach a level (a threshold of 1)? Below one, a rule has nothing to say. */
+function countsAlone(t: Thresholds): boolean {
+  return Math.min(t.warning, t.critical) <= 1;
+}
+
 /** Where the evidence of the current call alone begins: itself. */
 function alone(h: CallHistory): { firstEnd: number; firstBack: number } {
   return { firstEnd: h.end(h.size - 1), firstBack: 0 };
@@ -126,6 +131,8 @@ export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Me
     hasArgs && hasResult ? 'arguments+result' : hasArgs ? 'arguments' : hasResult && has(flags, INFORMATIVE) ? 'result' : 'name';
   const thresholds = degrade(ruleThresholds, evidence, ctx.settings);
   if (!active(thresholds)) return undefined;
+  const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
+  if ((ctx.seen & SEEN_CALL) === 0) return countsAlone(thresholds) ? { key, value: 1, count: 1, ...alone(h), thresholds, evidence } : undefined;
   const q: StreakQuery = {
     occurrence: (i) => h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out),
     // The same call answering differently is progress (a poll that moved).
@@ -136,8 +143,6 @@ export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Me
     spacing: true,
     stopAt: stopAt(thresholds),
   };
-  const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
-  if ((ctx.seen & SEEN_CALL) === 0) return { key, value: 1, count: 1, ...alone(h), thresholds, evidence };
   const s = walkStreak(h, q, options(ctx));
   if (s.weighted >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, REPEATS_EARLIER)) {
     return { key, value: s.weighted, count: s.count, ...evidenceStart(h, s), thresholds, evidence };
@@ -180,7 +185,9 @@ export function changingOutput(ctx: CallContext, thresholds: Thresholds): Measur
   const { history: h, tool, args, flags } = ctx;
   if (!has(flags, OK) || !has(flags, HAS_ARGS) || !has(flags, HAS_RESULT)) return undefined;
   if (!active(thresholds)) return undefined;
-  if ((ctx.seen & SEEN_ARGS) === 0) return { key: combineAll(R_CHANGING, ctx.toolHash, args), value: 1, count: 1, ...alone(h), thresholds, evidence: 'arguments+result' };
+  if ((ctx.seen & SEEN_ARGS) === 0) {
+    return countsAlone(thresholds) ? { key: combineAll(R_CHANGING, ctx.toolHash, args), value: 1, count: 1, ...alone(h), thresholds, evidence: 'arguments+result' } : undefined;
+  }
   const s = walkStreak(
     h,
     {
