@@ -10,6 +10,18 @@ export type Hash = number;
 const TWO_32 = 4294967296;
 const LOW_21 = 0x1fffff;
 
+/** Seeds and multipliers of the hash lanes (a `const enum`: the numbers are written into the code). */
+export const enum Mix {
+  /** 0x9e3779b1 | 0: the seed of lane a, and the multiplier of even words (the golden ratio's bits). */
+  Even = -1640531535,
+  /** 0x85ebca77 | 0: the multiplier of odd words. */
+  Odd = -2048144777,
+  /** The seed of lane b. */
+  SeedB = 0x7f4a7c15,
+  /** What a tag is multiplied by before it salts lane b. */
+  Salt = 0x27d4eb2f,
+}
+
 /** The multipliers of the finalizer: murmur3's `fmix32`, then the cross-lane mix of `finish`. */
 export const enum Finalizer {
   Fmix1 = 0x85ebca6b,
@@ -39,12 +51,12 @@ export function high(h: Hash): number {
 
 /** Hash of a string slice, salted by `tag` so that e.g. the string "1" and the number 1 differ. */
 export function hashString(s: string, tag = 0, start = 0, end = s.length): Hash {
-  let a = 0x9e3779b1 ^ tag;
-  let b = 0x7f4a7c15 ^ Math.imul(tag, 0x27d4eb2f);
+  let a = Mix.Even ^ tag;
+  let b = Mix.SeedB ^ Math.imul(tag, Mix.Salt);
   for (let i = start; i < end; i++) {
     const c = s.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x9e3779b1);
-    b = Math.imul(b ^ c, 0x85ebca77);
+    a = Math.imul(a ^ c, Mix.Even);
+    b = Math.imul(b ^ c, Mix.Odd);
   }
   a ^= end - start;
   return finish(a, b);
@@ -62,8 +74,8 @@ export function combine(seed: Hash, value: Hash): Hash {
   const sb = high(seed);
   const va = value >>> 0;
   const vb = high(value);
-  let a = Math.imul(sa ^ va, 0x9e3779b1) ^ Math.imul(vb, 0x85ebca77);
-  let b = Math.imul(sb ^ vb, 0xc2b2ae3d) ^ Math.imul(va, 0x27d4eb2f);
+  let a = Math.imul(sa ^ va, Mix.Even) ^ Math.imul(vb, Mix.Odd);
+  let b = Math.imul(sb ^ vb, 0xc2b2ae3d) ^ Math.imul(va, Mix.Salt);
   a = (a + 0x165667b1) | 0;
   b = (b ^ 0x61c88647) | 0;
   return finish(a, b);
@@ -87,7 +99,7 @@ export function unorderedMix(value: Hash): Hash {
  * `UnorderedHash.digest` gives, without an object per sum (the JSON-text hasher's hot path).
  */
 export function unorderedDigest(a: number, b: number, n: number, tag: number): Hash {
-  return finish(a ^ tag, (b + Math.imul(n, 0x9e3779b1)) | 0);
+  return finish(a ^ tag, (b + Math.imul(n, Mix.Even)) | 0);
 }
 
 /**
@@ -127,14 +139,14 @@ export class StreamHasher {
   private n = 0;
 
   reset(tag: number): void {
-    this.a = 0x9e3779b1 ^ tag;
-    this.b = 0x7f4a7c15 ^ Math.imul(tag, 0x27d4eb2f);
+    this.a = Mix.Even ^ tag;
+    this.b = Mix.SeedB ^ Math.imul(tag, Mix.Salt);
     this.n = 0;
   }
 
   unit(c: number): void {
-    this.a = Math.imul(this.a ^ c, 0x9e3779b1);
-    this.b = Math.imul(this.b ^ c, 0x85ebca77);
+    this.a = Math.imul(this.a ^ c, Mix.Even);
+    this.b = Math.imul(this.b ^ c, Mix.Odd);
     this.n++;
   }
 

@@ -1,4 +1,4 @@
-import { Finalizer, fmix } from './hash.js';
+import { Finalizer, fmix, Mix } from './hash.js';
 import type { Units } from './units.js';
 
 /**
@@ -21,16 +21,6 @@ export interface LanePair {
   hb: number;
 }
 
-/** Seeds and multipliers of the lanes (a `const enum`, written into the code: see `chars.ts`). */
-export const enum Mix {
-  /** 0x9e3779b1 | 0: the seed of lane a, and the multiplier of even words (the golden ratio's bits). */
-  Even = -1640531535,
-  /** 0x85ebca77 | 0: the multiplier of odd words. */
-  Odd = -2048144777,
-  /** The seed of lane b. */
-  SeedB = 0x7f4a7c15,
-}
-
 /** Mixes two raw lanes into a finished pair: every output bit depends on every input bit (`hash.ts`'s finalizer). */
 export function finish(out: LanePair, a: number, b: number): void {
   const fa = fmix(a ^ Math.imul(b ^ (b >>> 15), Finalizer.CrossA));
@@ -43,7 +33,7 @@ export function seedA(tag: number): number {
 }
 
 export function seedB(tag: number): number {
-  return Mix.SeedB ^ Math.imul(tag, 0x27d4eb2f);
+  return Mix.SeedB ^ Math.imul(tag, Mix.Salt);
 }
 
 function rotl7(x: number): number {
@@ -57,7 +47,7 @@ function rotl7(x: number): number {
  */
 export function text(out: LanePair, tag: number, units: Units, start: number, end: number): boolean {
   let a = Mix.Even ^ tag;
-  let b = Mix.SeedB ^ Math.imul(tag, 0x27d4eb2f);
+  let b = Mix.SeedB ^ Math.imul(tag, Mix.Salt);
   // negative once a unit below 32 is seen: (unit & 0xffe0) - 1 < 0 exactly then
   let low = 0;
   const words = (end - start) >> 1;
@@ -114,7 +104,7 @@ export function text(out: LanePair, tag: number, units: Units, start: number, en
 /** `text` of a whole string read with `charCodeAt` (short texts: type names, big integers). Same lanes. */
 export function textOf(out: LanePair, tag: number, s: string): void {
   let a = Mix.Even ^ tag;
-  let b = Mix.SeedB ^ Math.imul(tag, 0x27d4eb2f);
+  let b = Mix.SeedB ^ Math.imul(tag, Mix.Salt);
   const n = s.length;
   let k = 0;
   for (let i = 0; i + 1 < n; i += 2, k++) {
@@ -155,7 +145,7 @@ export function chainB(b: number, eb: number): number {
 
 /** The member hash of (name, value): finished, so that a sum of members is a sound set hash. */
 export function member(out: LanePair, ka: number, kb: number, va: number, vb: number): void {
-  finish(out, ka ^ Math.imul(va, Mix.Even), (kb ^ Math.imul(vb, Mix.Odd)) + 0x27d4eb2f);
+  finish(out, ka ^ Math.imul(va, Mix.Even), (kb ^ Math.imul(vb, Mix.Odd)) + Mix.Salt);
 }
 
 /** The hash of an unordered collection (object, set) from the sums of its finished member hashes. */

@@ -1,4 +1,5 @@
-import { Mix, seedA, seedB, type LanePair } from './lanes.js';
+import { Mix } from './hash.js';
+import { seedA, seedB, type LanePair } from './lanes.js';
 import { Char } from './chars.js';
 import { Tag } from './tags.js';
 
