@@ -1,7 +1,7 @@
 import { Char } from './chars.js';
 import { DecimalReader } from './decimal.js';
 import { Mix } from './hash.js';
-import { chainA, chainB, digest, finish, member, seedA, seedB, text, type LanePair } from './lanes.js';
+import { chainA, chainB, digest, finish, member, rotl7, seedA, seedB, text, type LanePair } from './lanes.js';
 import { Cap, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, Note, Tag } from './tags.js';
 import type { UnitBuffers, Units } from './units.js';
 
@@ -54,11 +54,6 @@ function hasControl(u: Uint16Array, start: number, end: number): boolean {
 
 function indexOrEnd(i: number): number {
   return i < 0 ? Number.MAX_SAFE_INTEGER : i;
-}
-
-/** A rotation of the member-name lanes (as `text` in `lanes.ts` does). */
-function rotl7(x: number): number {
-  return (x << 7) | (x >>> 25);
 }
 
 /** Member-name hash lanes (a, b pairs) of the objects being hashed, innermost last (shared). */

@@ -36,7 +36,8 @@ export function seedB(tag: number): number {
   return Mix.SeedB ^ Math.imul(tag, Mix.Salt);
 }
 
-function rotl7(x: number): number {
+/** The rotation before each word goes into a text lane. */
+export function rotl7(x: number): number {
   return (x << 7) | (x >>> 25);
 }
 
