@@ -197,12 +197,6 @@ export class JsonTextHasher {
     let sb = 0;
     let n = 0;
     const keysFrom = keyTop;
-    // a 128-bit filter of the names seen: only a possible repeat is looked for in the list (bench:
-    // agent mix, about 2 %)
-    let seen0 = 0;
-    let seen1 = 0;
-    let seen2 = 0;
-    let seen3 = 0;
     let c = this.skipSpace();
     if (c === Char.CloseBrace) {
       this.pos++;
@@ -264,16 +258,7 @@ export class JsonTextHasher {
       }
       // JSON.parse keeps the last of repeated members: rare, so the exact path handles it.
       if (keyTop - keysFrom >= 2 * Members.MaxFast) return Status.Unsupported;
-      const bit = 1 << (ka & 31);
-      const word = (ka >>> 5) & 3;
-      const seen = word === 0 ? seen0 : word === 1 ? seen1 : word === 2 ? seen2 : seen3;
-      if ((seen & bit) !== 0) {
-        for (let i = keysFrom; i < keyTop; i += 2) if (keyStack[i] === ka && keyStack[i + 1] === kb) return Status.Unsupported;
-      }
-      if (word === 0) seen0 |= bit;
-      else if (word === 1) seen1 |= bit;
-      else if (word === 2) seen2 |= bit;
-      else seen3 |= bit;
+      for (let k = keysFrom; k < keyTop; k += 2) if (keyStack[k] === ka && keyStack[k + 1] === kb) return Status.Unsupported;
       keyStack[keyTop++] = ka;
       keyStack[keyTop++] = kb;
       const volatile = leaf.isVolatileKey(ku, ks, kStart, kEnd, ka, kb);
