@@ -1,6 +1,6 @@
 /**
- * Code units the fingerprint reads, by name. A `const enum`, so the build writes the numbers into
- * the code (bench: agent mix, about 2 %).
+ * Code units the fingerprint reads, by name. A `const enum`: the build writes the numbers into the
+ * code.
  */
 export const enum Char {
   Tab = 0x09,
