@@ -56,10 +56,6 @@ function indexOrEnd(i: number): number {
   return i < 0 ? Number.MAX_SAFE_INTEGER : i;
 }
 
-/** Member-name hash lanes (a, b pairs) of the objects being hashed, innermost last (shared). */
-const keyStack: number[] = [];
-let keyTop = 0;
-
 /**
  * What the JSON-text hasher needs of the structural walker (`Walker` in `canonical.ts`): the lanes
  * every hash lands in, the counters a fingerprint keeps, and the walker's own leaf methods, so
@@ -112,7 +108,6 @@ export class JsonTextHasher {
     this.pos = start;
     this.end = end;
     this.nextBackslash = -1;
-    const keysBefore = keyTop;
     // the arrays always have room past the text (see `units.ts`)
     const past = u[end] as number;
     u[end] = SENTINEL;
@@ -123,7 +118,6 @@ export class JsonTextHasher {
       return this.pos === end ? Status.Ok : Status.Invalid;
     } finally {
       u[end] = past;
-      keyTop = keysBefore;
       this.decoded = '';
       this.s = '';
     }
@@ -196,7 +190,8 @@ export class JsonTextHasher {
     let sa = 0;
     let sb = 0;
     let n = 0;
-    const keysFrom = keyTop;
+    /** The name lanes (a, b pairs) of the members so far. */
+    const names: number[] = [];
     let c = this.skipSpace();
     if (c === Char.CloseBrace) {
       this.pos++;
@@ -257,10 +252,9 @@ export class JsonTextHasher {
         return Status.Invalid;
       }
       // JSON.parse keeps the last of repeated members: rare, so the exact path handles it.
-      if (keyTop - keysFrom >= 2 * Members.MaxFast) return Status.Unsupported;
-      for (let k = keysFrom; k < keyTop; k += 2) if (keyStack[k] === ka && keyStack[k + 1] === kb) return Status.Unsupported;
-      keyStack[keyTop++] = ka;
-      keyStack[keyTop++] = kb;
+      if (names.length >= 2 * Members.MaxFast) return Status.Unsupported;
+      for (let k = 0; k < names.length; k += 2) if (names[k] === ka && names[k + 1] === kb) return Status.Unsupported;
+      names.push(ka, kb);
       const volatile = leaf.isVolatileKey(ku, ks, kStart, kEnd, ka, kb);
       if (this.skipSpace() !== Char.Colon) return Status.Invalid;
       this.pos++;
@@ -282,7 +276,6 @@ export class JsonTextHasher {
       if (d !== Char.Comma) return Status.Invalid;
       c = this.skipSpace();
     }
-    keyTop = keysFrom;
     digest(leaf, sa, sb, n, Tag.Object);
     return Status.Ok;
   }
