@@ -36,6 +36,14 @@ export function seedB(tag: number): number {
   return Mix.SeedB ^ Math.imul(tag, Mix.Salt);
 }
 
+/** Tests for a control character (below U+0020, `Char.Space`) in a 32-bit word of two units. */
+const enum ControlTest {
+  /** The bits of a unit from U+0020 up: none is set in a control character. */
+  LowUnit = 0xffe0,
+  /** The same bits of the high unit, shifted down (16 + 5). */
+  HighUnitShift = 21,
+}
+
 /** The rotation before each word goes into a text lane. */
 export function rotl7(x: number): number {
   return (x << 7) | (x >>> 25);
@@ -49,7 +57,7 @@ export function rotl7(x: number): number {
 export function text(out: LanePair, tag: number, units: Units, start: number, end: number): boolean {
   let a = Mix.Even ^ tag;
   let b = Mix.SeedB ^ Math.imul(tag, Mix.Salt);
-  // negative once a unit below 32 is seen: (unit & 0xffe0) - 1 < 0 exactly then
+  // negative once a unit below U+0020 is seen: (unit & LowUnit) - 1 < 0 exactly then
   let low = 0;
   const words = (end - start) >> 1;
   const w32 = units.i32;
@@ -59,13 +67,13 @@ export function text(out: LanePair, tag: number, units: Units, start: number, en
     for (; j + 1 < stop; j += 2) {
       const w0 = w32[j] as number;
       const w1 = w32[j + 1] as number;
-      low |= ((w0 & 0xffe0) - 1) | ((w0 >>> 21) - 1) | ((w1 & 0xffe0) - 1) | ((w1 >>> 21) - 1);
+      low |= ((w0 & ControlTest.LowUnit) - 1) | ((w0 >>> ControlTest.HighUnitShift) - 1) | ((w1 & ControlTest.LowUnit) - 1) | ((w1 >>> ControlTest.HighUnitShift) - 1);
       a = Math.imul(rotl7(a) ^ w0, Mix.Even);
       b = Math.imul(rotl7(b) ^ w1, Mix.Odd);
     }
     if (j < stop) {
       const w0 = w32[j] as number;
-      low |= ((w0 & 0xffe0) - 1) | ((w0 >>> 21) - 1);
+      low |= ((w0 & ControlTest.LowUnit) - 1) | ((w0 >>> ControlTest.HighUnitShift) - 1);
       a = Math.imul(rotl7(a) ^ w0, Mix.Even);
     }
   } else {
@@ -80,20 +88,20 @@ export function text(out: LanePair, tag: number, units: Units, start: number, en
       const w1 = (n1 >>> 16) | (n2 << 16);
       prev = n2;
       j += 2;
-      low |= ((w0 & 0xffe0) - 1) | ((w0 >>> 21) - 1) | ((w1 & 0xffe0) - 1) | ((w1 >>> 21) - 1);
+      low |= ((w0 & ControlTest.LowUnit) - 1) | ((w0 >>> ControlTest.HighUnitShift) - 1) | ((w1 & ControlTest.LowUnit) - 1) | ((w1 >>> ControlTest.HighUnitShift) - 1);
       a = Math.imul(rotl7(a) ^ w0, Mix.Even);
       b = Math.imul(rotl7(b) ^ w1, Mix.Odd);
     }
     if (k < words) {
       const w0 = (prev >>> 16) | ((w32[j + 1] as number) << 16);
-      low |= ((w0 & 0xffe0) - 1) | ((w0 >>> 21) - 1);
+      low |= ((w0 & ControlTest.LowUnit) - 1) | ((w0 >>> ControlTest.HighUnitShift) - 1);
       a = Math.imul(rotl7(a) ^ w0, Mix.Even);
     }
   }
   if (((end - start) & 1) !== 0) {
     // the last unit alone, as the low half of a word
     const c = units.u16[end - 1] as number;
-    low |= (c & 0xffe0) - 1;
+    low |= (c & ControlTest.LowUnit) - 1;
     if ((words & 1) === 0) a = Math.imul(rotl7(a) ^ c, Mix.Even);
     else b = Math.imul(rotl7(b) ^ c, Mix.Odd);
   }
