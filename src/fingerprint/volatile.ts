@@ -20,7 +20,7 @@ export function normalizeKey(key: string): string {
   for (let i = 0; i < key.length; i++) {
     const c = key.charCodeAt(i);
     if (isKeySeparator(c)) continue;
-    out += isUpper(c) ? String.fromCharCode(c + (Char.LowerA - Char.UpperA)) : key[i];
+    out += isUpper(c) ? String.fromCharCode(asciiLower(c)) : key[i];
   }
   return out;
 }
@@ -47,14 +47,18 @@ function isUpper(c: number): boolean {
   return c >= Char.UpperA && c <= Char.UpperZ;
 }
 
+/** An ASCII capital's small letter; any other unit as it is. */
+function asciiLower(c: number): number {
+  return isUpper(c) ? c + (Char.LowerA - Char.UpperA) : c;
+}
+
 /** FNV-style hash of `normalizeKey` of the name in `u[start, end)`, computed without building it (a small integer). */
 function normalizedKeyHash(u: Uint16Array, start: number, end: number): number {
   let h = 0x811c9dc5 | 0;
   for (let i = start; i < end; i++) {
-    let c = u[i] as number;
+    const c = u[i] as number;
     if (isKeySeparator(c)) continue;
-    if (isUpper(c)) c += Char.LowerA - Char.UpperA;
-    h = Math.imul(h ^ c, 0x01000193);
+    h = Math.imul(h ^ asciiLower(c), 0x01000193);
   }
   return h & 0x3fffffff;
 }
@@ -199,7 +203,7 @@ export function isStatusWord(text: string): boolean {
 /** Lowercase letters and digits of a status word, as compared: other characters are dropped. */
 function statusCode(c: number): number {
   if ((c >= Char.LowerA && c <= Char.LowerZ) || (c >= Char.Digit0 && c <= Char.Digit9)) return c;
-  if (isUpper(c)) return c + (Char.LowerA - Char.UpperA);
+  if (isUpper(c)) return asciiLower(c);
   return -1;
 }
 
