@@ -190,14 +190,14 @@ export class JsonTextHasher {
     let sa = 0;
     let sb = 0;
     let n = 0;
-    /** The name lanes (a, b pairs) of the members so far. */
-    const names: number[] = [];
     let c = this.skipSpace();
     if (c === Char.CloseBrace) {
       this.pos++;
       digest(leaf, 0, 0, 0, Tag.Object);
       return Status.Ok;
     }
+    /** The name lanes (a, b pairs) of the members so far. */
+    const names: number[] = [];
     for (;;) {
       if (c !== Char.Quote) return Status.Invalid;
       // The member name, hashed as it is scanned (`text` in `lanes.ts`: pairs of units as 32-bit
