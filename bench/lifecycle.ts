@@ -102,7 +102,7 @@ const SCENARIOS: readonly Scenario[] = [
   {
     key: 'agent',
     workload: agentMix,
-    contenders: ['bare', 'idle', 'naive', 'plain', 'loopwatch'],
+    contenders: ['bare', 'idle', 'naive', 'plain', 'parse', 'loopwatch'],
     traces: 120,
     sets: 40,
     processes: 5,
@@ -120,6 +120,10 @@ const SCENARIOS: readonly Scenario[] = [
         of: over('plain', 'bare'),
       },
       {
+        name: "agent mix, V8's JSON.parse of arguments and results ÷ bare (a yardstick: the structure read by native code, nothing hashed, nothing kept)",
+        of: over('parse', 'bare'),
+      },
+      {
         name: 'agent mix, per tool call: loopwatch ÷ the naive detector (each over the idle processor)',
         of: (t) => ((t.loopwatch ?? NaN) - (t.idle ?? NaN)) / ((t.naive ?? NaN) - (t.idle ?? NaN)),
         target: { text: `≤ ${ratio(PER_CALL_TARGET)}`, met: (m) => m <= PER_CALL_TARGET },
@@ -130,6 +134,11 @@ const SCENARIOS: readonly Scenario[] = [
         name: 'agent mix, per tool call: the plain hash ÷ the naive detector (each over the idle processor)',
         of: (t) => ((t.plain ?? NaN) - (t.idle ?? NaN)) / ((t.naive ?? NaN) - (t.idle ?? NaN)),
         detail: (sets, w, traces) => `CPU per tool call over the idle processor: plain hash ${(perCall('plain')(sets, w, traces)).toFixed(2)} µs`,
+      },
+      {
+        name: "agent mix, per tool call: V8's JSON.parse ÷ the naive detector (each over the idle processor)",
+        of: (t) => ((t.parse ?? NaN) - (t.idle ?? NaN)) / ((t.naive ?? NaN) - (t.idle ?? NaN)),
+        detail: (sets, w, traces) => `CPU per tool call over the idle processor: JSON.parse ${(perCall('parse')(sets, w, traces)).toFixed(2)} µs`,
       },
     ],
   },

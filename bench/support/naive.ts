@@ -139,3 +139,42 @@ export class PlainHashProcessor extends WindowProcessor<number> {
     super(plainCall, maxTraces);
   }
 }
+
+/**
+ * A yardstick for reading the structure of what a tool was given and answered: V8's own JSON
+ * parser (native code) run on the argument and result text of every tool span, and nothing else:
+ * no hash, no detection, no state. Key order, JSON in strings and values by kind all need the
+ * text's structure, so no precise fingerprint reads it for less than a parser that builds it.
+ */
+export class JsonParseProcessor implements SpanProcessor {
+  /** Texts parsed into something (read, so the parsing cannot be dropped as unused). */
+  parsed = 0;
+
+  onStart(): void {}
+
+  onEnding(span: Span): void {
+    const attrs = span.attributes;
+    if (attrs['gen_ai.operation.name'] !== 'execute_tool') return;
+    this.parse(attrs['gen_ai.tool.call.arguments']);
+    this.parse(attrs['gen_ai.tool.call.result']);
+  }
+
+  private parse(text: unknown): void {
+    if (typeof text !== 'string') return;
+    try {
+      if (JSON.parse(text) !== undefined) this.parsed++;
+    } catch {
+      // not JSON: a detector would hash it as text
+    }
+  }
+
+  onEnd(_span: ReadableSpan): void {}
+
+  forceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -3,7 +3,7 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from '../../dist/index.js';
-import { NaiveProcessor, PlainHashProcessor } from './naive.js';
+import { JsonParseProcessor, NaiveProcessor, PlainHashProcessor } from './naive.js';
 
 /**
  * Accepts every batch and keeps nothing: the export step costs what the SDK itself costs. With
@@ -49,12 +49,29 @@ class IdleProcessor implements SpanProcessor {
 
 /**
  * What runs ahead of the batch processor: nothing, a processor that does nothing, the naive
- * detector, the plain hash of arguments and results (`support/naive.ts`), loopwatch.
+ * detector, the plain hash of arguments and results, V8's JSON parser run on them (`support/naive.ts`),
+ * loopwatch.
  */
-export type PipelineKind = 'bare' | 'idle' | 'naive' | 'plain' | 'loopwatch';
+export type PipelineKind = 'bare' | 'idle' | 'naive' | 'plain' | 'parse' | 'loopwatch';
 
 /** What the batch processor exports to: nothing done with the spans, or their OTLP/protobuf encoding made and dropped. */
 export type ExportKind = 'noop' | 'otlp-protobuf';
+
+/** The processor ahead of the batch processor for a kind other than loopwatch (none for bare). */
+function yardstick(kind: boolean | PipelineKind): SpanProcessor | undefined {
+  switch (kind) {
+    case 'idle':
+      return new IdleProcessor();
+    case 'naive':
+      return new NaiveProcessor();
+    case 'plain':
+      return new PlainHashProcessor();
+    case 'parse':
+      return new JsonParseProcessor();
+    default:
+      return undefined;
+  }
+}
 
 /** `true` (or `'loopwatch'`): loopwatch ahead of the batch processor; `false` (`'bare'`): nothing there. */
 export function pipeline(
@@ -67,7 +84,7 @@ export function pipeline(
   const exporter = new NoopExporter(exportKind === 'otlp-protobuf');
   const loops = kind === true || kind === 'loopwatch' ? new LoopDetectionSpanProcessor(options) : undefined;
   const batch = new BatchSpanProcessor(exporter, { maxQueueSize: queue, maxExportBatchSize: 512, scheduledDelayMillis: 60_000 });
-  const first = loops ? (loops as unknown as SpanProcessor) : kind === 'idle' ? new IdleProcessor() : kind === 'naive' ? new NaiveProcessor() : kind === 'plain' ? new PlainHashProcessor() : undefined;
+  const first = loops ? (loops as unknown as SpanProcessor) : yardstick(kind);
   const processors: SpanProcessor[] = first ? [first, batch] : [batch];
   const provider = new BasicTracerProvider({ spanProcessors: processors, ...(spanLimits ? { spanLimits } : {}) });
   return {

@@ -27,8 +27,11 @@ describe('npm run bench', () => {
     // every lifecycle scenario got a ratio, and the naive detector is measured beside loopwatch
     expect(stdout.match(/\d+\.\d{3}×/g)?.length ?? 0).toBeGreaterThanOrEqual(6);
     expect(stdout).toContain('the naive detector');
-    // the yardsticks beside it: both texts hashed plainly, and pipelines that encode their spans for export
+    // the yardsticks beside it: both texts hashed plainly, both parsed by V8's JSON parser, and
+    // pipelines that encode their spans for export
     expect(stdout).toMatch(/the plain hash of arguments and results ÷ bare.*\d+\.\d{3}×/);
+    expect(stdout).toMatch(/JSON\.parse of arguments and results ÷ bare.*\d+\.\d{3}×/);
+    expect(stdout).toMatch(/per tool call: V8's JSON\.parse ÷ the naive detector.*JSON\.parse \d+\.\d{2} µs/);
     expect(stdout).toMatch(/encoding every batch as an OTLP\/protobuf request.*\d+\.\d{3}×/);
   }, 120_000);
 });
