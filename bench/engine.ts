@@ -78,11 +78,16 @@ function naiveContender(depth: number, calls: number): Contender {
   };
 }
 
-/** A stream of fingerprints of `payloads` (rotating) vs the naive key of the same payloads. */
-function fingerprintContenders(payloads: readonly string[], options: FingerprintOptions, perRound: number): [Contender, Contender] {
+/**
+ * A stream of fingerprints of `payloads` (rotating) vs the naive key of the same payloads, and
+ * V8's JSON parser on them (the structure read by native code: what any reading of key order and
+ * JSON in strings has to beat).
+ */
+function fingerprintContenders(payloads: readonly string[], options: FingerprintOptions, perRound: number): [Contender, Contender, Contender] {
   const window = new Map<string, number>();
   let i = 0;
   let j = 0;
+  let p = 0;
   let sink = 0;
   return [
     {
@@ -101,6 +106,12 @@ function fingerprintContenders(payloads: readonly string[], options: Fingerprint
       round: () => {
         for (let n = 0; n < perRound; n++) sink += fingerprint(payloads[j++ % payloads.length], options).informative;
         if (sink < 0) throw new Error('unreachable');
+      },
+    },
+    {
+      name: 'JSON.parse',
+      round: () => {
+        for (let n = 0; n < perRound; n++) if (JSON.parse(payloads[p++ % payloads.length] ?? 'null') !== null) sink++;
       },
     },
   ];
@@ -160,16 +171,16 @@ export async function engineFigures(options: { quick: boolean }): Promise<Figure
   ];
   for (const k of kinds) {
     const perRound = Math.max(4, Math.round((options.quick ? 20_000 : 400_000) / k.size));
-    const [naive, lw] = fingerprintContenders(k.payloads(), k.options, perRound);
-    const times = await interleaved([naive, lw], { warmupRounds: options.quick ? 1 : 5, sets: options.quick ? 3 : 20 });
-    const [nv = [], fp = []] = times;
+    const times = await interleaved(fingerprintContenders(k.payloads(), k.options, perRound), { warmupRounds: options.quick ? 1 : 5, sets: options.quick ? 3 : 20 });
+    const [nv = [], fp = [], jp = []] = times;
     const r = spreadOf(fp.map((t, n) => t / (nv[n] ?? NaN)));
+    const vsParse = median(fp.map((t, n) => t / (jp[n] ?? NaN)));
     const perKb = (ts: number[]): string => `${((median(ts) * 1000) / perRound / (k.size / 1024)).toFixed(0)} ns/KB`;
     figures.push({
       section: 'engine',
       name: `fingerprint per KB, ${k.name}`,
       value: `${ratio(r.median)} the naive key`,
-      note: `loopwatch ${perKb(fp)}, naive ${perKb(nv)} (CPU on this machine); IQR ${r.p25.toFixed(3)}–${r.p75.toFixed(3)}, ${r.n} sets`,
+      note: `loopwatch ${perKb(fp)}, naive ${perKb(nv)}, V8's JSON.parse ${perKb(jp)} (CPU on this machine; loopwatch ÷ JSON.parse ${ratio(vsParse)}); IQR ${r.p25.toFixed(3)}–${r.p75.toFixed(3)}, ${r.n} sets`,
     });
   }
   return figures;
