@@ -144,10 +144,10 @@ export class PlainHashProcessor extends WindowProcessor<number> {
  * A yardstick for reading the structure of what a tool was given and answered: V8's own JSON
  * parser (native code) run on the argument and result text of every tool span, and nothing else:
  * no hash, no detection, no state. Key order, JSON in strings and values by kind all need the
- * text's structure, so no precise fingerprint reads it for less than a parser that builds it.
+ * text's structure, and this is the cheapest reader of it that the runtime has built in.
  */
 export class JsonParseProcessor implements SpanProcessor {
-  /** Texts parsed into something (read, so the parsing cannot be dropped as unused). */
+  /** Texts parsed into a value: each parse's result is used. */
   parsed = 0;
 
   onStart(): void {}
