@@ -7,10 +7,16 @@ import { join } from 'node:path';
 export const REPO = join(import.meta.dirname, '..', '..');
 export const MATRIX = join(REPO, 'test', 'matrix');
 
+/**
+ * The Node a cell runs on: `20` the project's own, `22` a cached Node 22, `floor` the oldest Node
+ * the package allows (`engines.node`), cached too (scripts/setup/30-node.sh).
+ */
+export type CellNode = '20' | '22' | 'floor';
+
 export interface CellInfo {
   readonly name: string;
   readonly dir: string;
-  readonly node: '20' | '22';
+  readonly node: CellNode;
   readonly description: string;
   /** The test file that drives this cell when it is not a shared-scenario cell (`loopwatchMatrix.suite`). */
   readonly suite: string | undefined;
@@ -24,7 +30,7 @@ export function cells(): CellInfo[] {
     .sort()
     .map((name) => {
       const dir = join(MATRIX, name);
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { description: string; loopwatchMatrix: { node: '20' | '22'; suite?: string } };
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { description: string; loopwatchMatrix: { node: CellNode; suite?: string } };
       return {
         name,
         dir,
@@ -36,11 +42,30 @@ export function cells(): CellInfo[] {
     });
 }
 
+/** The oldest Node the package allows: `engines.node` is `>=X.Y.Z`. */
+export const NODE_FLOOR = (/^>=(\d+\.\d+\.\d+)$/.exec((JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node) ?? [])[1] ?? '';
+
+/** The Node binaries the cells run on, by `CellNode`. */
+export interface NodeBinaries {
+  readonly node22: string;
+  readonly nodeFloor: string;
+}
+
 /** Installs what the cells need (see prepare.sh); slow only on a cold machine. */
-export function prepare(...only: string[]): { node22: string } {
+export function prepare(...only: string[]): NodeBinaries {
   execFileSync('bash', [join(MATRIX, 'prepare.sh'), ...only], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 900_000 });
-  const node22 = execFileSync('bash', [join(REPO, 'scripts', 'setup', '30-node22.sh')], { encoding: 'utf8' }).trim();
-  return { node22 };
+  const node = (which: '22' | 'floor'): string => execFileSync('bash', [join(REPO, 'scripts', 'setup', '30-node.sh'), which], { encoding: 'utf8', timeout: 600_000 }).trim();
+  return { node22: node('22'), nodeFloor: node('floor') };
+}
+
+/** The binary a cell runs on. */
+export function nodeOf(cell: CellInfo, binaries: NodeBinaries): string {
+  return cell.node === '22' ? binaries.node22 : cell.node === 'floor' ? binaries.nodeFloor : process.execPath;
+}
+
+/** Does `version` (as `process.versions.node` says it) fit the cell's Node? */
+export function isCellNode(cell: CellInfo, version: string): boolean {
+  return cell.node === 'floor' ? version === NODE_FLOOR : version.startsWith(`${cell.node}.`);
 }
 
 export interface RunResult {
