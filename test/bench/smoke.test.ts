@@ -31,7 +31,8 @@ describe('npm run bench', () => {
     // pipelines that encode their spans for export
     expect(stdout).toMatch(/the plain hash of arguments and results ÷ bare.*\d+\.\d{3}×/);
     expect(stdout).toMatch(/JSON\.parse of arguments and results ÷ bare.*\d+\.\d{3}×/);
-    expect(stdout).toMatch(/per tool call: V8's JSON\.parse ÷ the naive detector.*JSON\.parse \d+\.\d{2} µs/);
+    // (a quick run's few sets can put a yardstick below the idle processor: the sign is noise)
+    expect(stdout).toMatch(/per tool call: V8's JSON\.parse ÷ the naive detector.*JSON\.parse -?\d+\.\d{2} µs/);
     expect(stdout).toMatch(/encoding every batch as an OTLP\/protobuf request.*\d+\.\d{3}×/);
   }, 120_000);
 });
