@@ -1,7 +1,7 @@
 import { Char } from './chars.js';
 import { JsonTextHasher, OK, UNSUPPORTED } from './json-text.js';
-import { chainA, chainB, digest, finish, member, number, seedA, seedB, text, textOf, type LanePair } from './lanes.js';
-import { pack, type Hash } from './hash.js';
+import { chainA, chainB, digest, finish, member, number, text, textOf, type LanePair } from './lanes.js';
+import { pack, seedA, seedB, type Hash } from './hash.js';
 import { Cap, Note, Tag, L_CYCLE, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, L_VOLATILE } from './tags.js';
 import { isSpace, ResultText } from './result-text.js';
 import { UnitBuffers, type Units } from './units.js';

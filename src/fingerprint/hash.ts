@@ -30,6 +30,16 @@ export const enum Finalizer {
   CrossB = 0x297a2d39,
 }
 
+/** The seed of lane a for a value of kind `tag`. */
+export function seedA(tag: number): number {
+  return Mix.Even ^ tag;
+}
+
+/** The seed of lane b for a value of kind `tag`. */
+export function seedB(tag: number): number {
+  return Mix.SeedB ^ Math.imul(tag, Mix.Salt);
+}
+
 /** murmur3's 32-bit finalizer: every output bit depends on every input bit (an int32; its sign never matters here). */
 export function fmix(h: number): number {
   h ^= h >>> 16;
@@ -51,8 +61,8 @@ export function high(h: Hash): number {
 
 /** Hash of a string slice, salted by `tag` so that e.g. the string "1" and the number 1 differ. */
 export function hashString(s: string, tag = 0, start = 0, end = s.length): Hash {
-  let a = Mix.Even ^ tag;
-  let b = Mix.SeedB ^ Math.imul(tag, Mix.Salt);
+  let a = seedA(tag);
+  let b = seedB(tag);
   for (let i = start; i < end; i++) {
     const c = s.charCodeAt(i);
     a = Math.imul(a ^ c, Mix.Even);
@@ -139,8 +149,8 @@ export class StreamHasher {
   private n = 0;
 
   reset(tag: number): void {
-    this.a = Mix.Even ^ tag;
-    this.b = Mix.SeedB ^ Math.imul(tag, Mix.Salt);
+    this.a = seedA(tag);
+    this.b = seedB(tag);
     this.n = 0;
   }
 

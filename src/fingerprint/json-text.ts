@@ -1,7 +1,7 @@
 import { Char } from './chars.js';
 import { DecimalReader } from './decimal.js';
-import { Mix } from './hash.js';
-import { chainA, chainB, digest, finish, member, rotl7, seedA, seedB, text, type LanePair } from './lanes.js';
+import { Mix, seedA, seedB } from './hash.js';
+import { chainA, chainB, digest, finish, member, rotl7, text, type LanePair } from './lanes.js';
 import { Cap, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, Note, Tag } from './tags.js';
 import type { UnitBuffers, Units } from './units.js';
 

@@ -1,4 +1,4 @@
-import { Finalizer, fmix, Mix } from './hash.js';
+import { Finalizer, fmix, Mix, seedA, seedB } from './hash.js';
 import type { Units } from './units.js';
 
 /**
@@ -28,14 +28,6 @@ export function finish(out: LanePair, a: number, b: number): void {
   out.ha = fa;
 }
 
-export function seedA(tag: number): number {
-  return Mix.Even ^ tag;
-}
-
-export function seedB(tag: number): number {
-  return Mix.SeedB ^ Math.imul(tag, Mix.Salt);
-}
-
 /** Tests for a control character (below U+0020, `Char.Space`) in a 32-bit word of two units. */
 const enum ControlTest {
   /** The bits of a unit from U+0020 up: none is set in a control character. */
@@ -55,8 +47,8 @@ export function rotl7(x: number): number {
  * in the same pass since JSON-text hashing must reject what `JSON.parse` rejects.
  */
 export function text(out: LanePair, tag: number, units: Units, start: number, end: number): boolean {
-  let a = Mix.Even ^ tag;
-  let b = Mix.SeedB ^ Math.imul(tag, Mix.Salt);
+  let a = seedA(tag);
+  let b = seedB(tag);
   // negative once a unit below U+0020 is seen: (unit & LowUnit) - 1 < 0 exactly then
   let low = 0;
   const words = (end - start) >> 1;
@@ -112,8 +104,8 @@ export function text(out: LanePair, tag: number, units: Units, start: number, en
 
 /** `text` of a whole string read with `charCodeAt` (short texts: type names, big integers). Same lanes. */
 export function textOf(out: LanePair, tag: number, s: string): void {
-  let a = Mix.Even ^ tag;
-  let b = Mix.SeedB ^ Math.imul(tag, Mix.Salt);
+  let a = seedA(tag);
+  let b = seedB(tag);
   const n = s.length;
   let k = 0;
   for (let i = 0; i + 1 < n; i += 2, k++) {

@@ -1,5 +1,5 @@
-import { Mix } from './hash.js';
-import { seedA, seedB, type LanePair } from './lanes.js';
+import { Mix, seedA, seedB } from './hash.js';
+import type { LanePair } from './lanes.js';
 import { Char } from './chars.js';
 import { Tag } from './tags.js';
 
