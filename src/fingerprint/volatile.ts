@@ -202,9 +202,8 @@ export function isStatusWord(text: string): boolean {
 
 /** Lowercase letters and digits of a status word, as compared: other characters are dropped. */
 function statusCode(c: number): number {
-  if ((c >= Char.LowerA && c <= Char.LowerZ) || (c >= Char.Digit0 && c <= Char.Digit9)) return c;
-  if (isUpper(c)) return asciiLower(c);
-  return -1;
+  const lower = asciiLower(c);
+  return (lower >= Char.LowerA && lower <= Char.LowerZ) || (lower >= Char.Digit0 && lower <= Char.Digit9) ? lower : -1;
 }
 
 /** Letters and digits of the longest status word: text with more of them is never one. */
