@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import semver from 'semver';
 
 export const REPO = join(import.meta.dirname, '..', '..');
 export const MATRIX = join(REPO, 'test', 'matrix');
@@ -42,8 +43,8 @@ export function cells(): CellInfo[] {
     });
 }
 
-/** The oldest Node the package allows: `engines.node` is `>=X.Y.Z`. */
-export const NODE_FLOOR = (/^>=(\d+\.\d+\.\d+)$/.exec((JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node) ?? [])[1] ?? '';
+/** The oldest Node the package allows: the least version `engines.node` accepts (semver, as in test/package/engines.test.ts). */
+export const NODE_FLOOR = semver.minVersion((JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node)?.version ?? '';
 
 /** The Node binaries the cells run on, by `CellNode`. */
 export interface NodeBinaries {
