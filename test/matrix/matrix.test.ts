@@ -1,9 +1,9 @@
 /**
  * The SDK matrix: each cell in test/matrix/<cell>/ is a project of its own (its own lockfile,
- * its own SDK and API versions, Node 20 or 22) that installs the packed loopwatch and runs the
- * shared scenario once with `import` and once with `require`. The versions conflict across cells
- * (API < 1.10 for SDK 2.x, >= 1.10 for 3.x), hence separate projects. Node 22, and the oldest
- * Node the package allows, come from scripts/setup/30-node.sh.
+ * its own SDK and API versions, Node 20, 22 or the oldest the package allows) that installs the
+ * packed loopwatch and runs the shared scenario once with `import` and once with `require`. The
+ * versions conflict across cells (API < 1.10 for SDK 2.x, >= 1.10 for 3.x), hence separate
+ * projects. Node 22, and the oldest Node the package allows, come from scripts/setup/30-node.sh.
  */
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
