@@ -1,12 +1,12 @@
 import { genAiAdapter } from '../../src/conventions/gen-ai.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { buildToolCall } from '../../src/detector/tool-call.js';
-import type { LoopDetection, ToolCall } from '../../src/detector/types.js';
+import type { ToolCall } from '../../src/detector/types.js';
 import type { DecodedSpan } from '../../src/cli/otlp-json.js';
 import { corpusFile, exists, originalOtlpFile } from '../corpus/files.js';
 import { SOURCES } from '../corpus/sources.js';
 import { ANCHORS } from './anchors/index.js';
-import { loopwatchDetections } from './loopwatch.js';
+import { describeDetections, loopwatchDetections } from './loopwatch.js';
 import { loadCorpusFile, type Corpus } from './runs.js';
 
 /**
@@ -38,13 +38,6 @@ export interface Agreement {
    */
   readonly sameFingerprintClasses: number;
   readonly mismatches: readonly AgreementMismatch[];
-}
-
-function describe(ds: readonly LoopDetection[]): string {
-  return ds
-    .map((d) => `${d.callIndex}:${d.kind}/${d.rule}:${d.level}:${d.count}`)
-    .sort()
-    .join(' ');
 }
 
 /** Each call's fingerprints, renamed to first-seen order: equal strings mean equal equality classes. */
@@ -102,8 +95,8 @@ function compare(original: Corpus, pseudonymized: Corpus): Agreement {
     }
     const da = a.get(run.traceId) ?? [];
     detections += da.length;
-    const sa = describe(da);
-    const sb = describe(b.get(twin.traceId) ?? []);
+    const sa = describeDetections(da);
+    const sb = describeDetections(b.get(twin.traceId) ?? []);
     if (sa !== sb) mismatches.push({ runId: run.runId, detector: 'loopwatch', original: sa, pseudonymized: sb });
     const ca = fingerprintClasses(originalSpans.get(run.traceId) ?? [], engine);
     const cb = fingerprintClasses(pseudonymSpans.get(twin.traceId) ?? [], engine);

@@ -1,5 +1,5 @@
 /**
- * `npm run eval [-- --json] [--corpus ID ...] [--runs] [--agreement] [--config FILE]`: scores
+ * `npm run eval [-- --json] [--corpus ID ...] [--runs] [--agreement] [--precision] [--config FILE]`: scores
  * loopwatch and the anchors' simple detectors on the labelled real-run corpus
  * (`test/fixtures/real/`) and on the synthetic OTLP fixtures, prints one table, and exits 1 when
  * loopwatch breaks the floor (a critical on a run labelled honest, or a labelled loop not caught).
@@ -10,13 +10,15 @@ import { loadConfigFile } from '../../src/cli/config-file.js';
 import { agreementAll, type Agreement } from './agreement.js';
 import { evaluateCorpus, floorFailures, LOOPWATCH, type CorpusResult } from './evaluate.js';
 import { loadRealCorpora, loadSyntheticCorpus, SYNTHETIC_ID } from './runs.js';
-import { formatAgreement, formatRuns, formatTable, resultsJson } from './report.js';
+import { precisionCensus, type PrecisionCensus } from './precision.js';
+import { formatAgreement, formatPrecision, formatRuns, formatTable, resultsJson } from './report.js';
 
 interface Flags {
   json?: boolean;
   corpus?: string[];
   runs?: boolean;
   agreement?: boolean;
+  precision?: boolean;
   config?: string;
 }
 
@@ -26,6 +28,7 @@ async function main(): Promise<number> {
     .option('--corpus <id...>', `only these corpora (real source ids, or ${SYNTHETIC_ID})`)
     .option('--runs', 'also list every run some detector flagged or that is labelled a loop')
     .option('--agreement', 'also compare detections on the pseudonymized runs with the originals (needs .tmp/real-originals)')
+    .option('--precision', "also count the calls the fingerprint's precision merges (key order, whitespace, volatile values) and the runs it decides")
     .option('--config <file>', 'loopwatch configuration (YAML or JSON) to evaluate instead of the defaults')
     .parse(process.argv);
   const flags = program.opts<Flags>();
@@ -39,13 +42,15 @@ async function main(): Promise<number> {
   const results: CorpusResult[] = corpora.map((c) => evaluateCorpus(c, { config }));
   const failures = floorFailures(results);
   const agreement: Agreement[] | undefined = flags.agreement ? agreementAll(only) : undefined;
+  const precision: PrecisionCensus[] | undefined = flags.precision ? corpora.map((c) => precisionCensus(c, config)) : undefined;
   const seconds = (performance.now() - started) / 1000;
   if (flags.json) {
-    process.stdout.write(JSON.stringify(resultsJson(results, failures, agreement, seconds)) + '\n');
+    process.stdout.write(JSON.stringify(resultsJson(results, failures, agreement, precision, seconds)) + '\n');
   } else {
     process.stdout.write(formatTable(results));
     if (flags.runs) process.stdout.write(formatRuns(results));
     if (agreement) process.stdout.write(formatAgreement(agreement));
+    if (precision) process.stdout.write(formatPrecision(precision));
     const lw = results.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH));
     const unlabelled = lw.reduce((n, s) => n + s.unlabelled, 0);
     if (unlabelled > 0) process.stdout.write(`\n${unlabelled} runs have no label and are not scored.\n`);

@@ -22,3 +22,11 @@ export function loopwatchDetections(corpus: Corpus, config: LoopwatchConfig = {}
   replayer.finish();
   return out;
 }
+
+/** A run's detections as one comparable string: call, kind, rule, level and count of each, sorted. */
+export function describeDetections(ds: readonly LoopDetection[]): string {
+  return ds
+    .map((d) => `${d.callIndex}:${d.kind}/${d.rule}:${d.level}:${d.count}`)
+    .sort()
+    .join(' ');
+}

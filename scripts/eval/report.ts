@@ -1,5 +1,6 @@
 import type { Agreement } from './agreement.js';
 import { LOOPWATCH, totalScores, type CorpusResult, type FloorFailure } from './evaluate.js';
+import type { PrecisionCensus } from './precision.js';
 import type { DetectorScore } from './score.js';
 
 /** The eval's printed table, per-run listing, agreement summary and JSON form. */
@@ -83,7 +84,35 @@ export function formatAgreement(agreement: readonly Agreement[]): string {
   return out.join('\n') + '\n';
 }
 
-export function resultsJson(results: readonly CorpusResult[], failures: readonly FloorFailure[], agreement: readonly Agreement[] | undefined, seconds: number): object {
+export function formatPrecision(census: readonly PrecisionCensus[]): string {
+  const real = census.filter((c) => c.kind === 'real');
+  const calls = real.reduce((n, c) => n + c.calls, 0);
+  const merged = real.reduce((n, c) => n + c.argumentCalls + c.resultCalls, 0);
+  const changed = real.reduce((n, c) => n + c.changed.length, 0);
+  const out = [
+    `\nFingerprint precision (within a run and tool: texts that differ but fingerprint alike; detections again with those merges undone). Real runs: ${merged} of ${calls} calls merged, ${changed} runs decided by it`,
+  ];
+  for (const c of census) {
+    const causes = Object.entries(c.byCause)
+      .filter(([, n]) => n > 0)
+      .map(([cause, n]) => `${n} ${cause}`)
+      .join(', ');
+    const kept = c.keptMerged > 0 ? ` (${c.keptMerged} not undone: not informative)` : '';
+    out.push(
+      `  ${c.corpus}: arguments ${c.argumentClasses} classes (${c.argumentCalls} calls), results ${c.resultClasses} (${c.resultCalls})${causes ? `: ${causes}` : ''}; ${c.runsWithMerges}/${c.runs} runs; detections changed in ${c.changed.length}${kept}`,
+    );
+    for (const x of c.changed.slice(0, 20)) out.push(`    ${x.runId}: merged ${x.merged} | undone ${x.undone}`);
+  }
+  return out.join('\n') + '\n';
+}
+
+export function resultsJson(
+  results: readonly CorpusResult[],
+  failures: readonly FloorFailure[],
+  agreement: readonly Agreement[] | undefined,
+  precision: readonly PrecisionCensus[] | undefined,
+  seconds: number,
+): object {
   return {
     seconds,
     corpora: results.map((r) => ({
@@ -102,5 +131,6 @@ export function resultsJson(results: readonly CorpusResult[], failures: readonly
     total: totalScores(results.filter((r) => r.kind === 'real')),
     floor: { held: failures.length === 0, failures },
     ...(agreement ? { agreement } : {}),
+    ...(precision ? { precision } : {}),
   };
 }
