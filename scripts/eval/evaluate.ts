@@ -3,7 +3,7 @@ import type { LoopDetection } from '../../src/detector/types.js';
 import { ANCHORS } from './anchors/index.js';
 import { loadLabels, type RunLabel } from './labels.js';
 import { loopwatchDetections } from './loopwatch.js';
-import type { Corpus, EvalRun } from './runs.js';
+import { corpusSize, type Corpus, type EvalRun } from './runs.js';
 import { scoreDetector, type DetectorScore, type RunVerdict } from './score.js';
 
 export const LOOPWATCH = 'loopwatch';
@@ -51,10 +51,7 @@ export function evaluateCorpus(corpus: Corpus, options: { config?: LoopwatchConf
   for (const anchor of ANCHORS) verdicts.set(anchor.name, corpus.runs.map((run) => anchorVerdict(anchor.name, run)));
   const scores = [...verdicts].map(([name, v]) => scoreDetector(name, v, labels, callsOf));
   return {
-    corpus: corpus.id,
-    kind: corpus.kind,
-    runs: corpus.runs.length,
-    calls: corpus.runs.reduce((n, r) => n + r.calls.length, 0),
+    ...corpusSize(corpus),
     scores,
     verdicts,
     detections,

@@ -3,7 +3,7 @@ import type { LoopwatchConfig } from '../../src/detector/config.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { buildToolCall } from '../../src/detector/tool-call.js';
 import { describeDetections, loopwatchDetections } from './loopwatch.js';
-import type { Corpus, EvalCall } from './runs.js';
+import { corpusSize, type Corpus, type EvalCall } from './runs.js';
 
 /**
  * What the fingerprint's precision does on a corpus. The fingerprint treats texts as equal when
@@ -161,10 +161,7 @@ export function precisionCensus(corpus: Corpus, config: LoopwatchConfig = {}): P
     }
   }
   return {
-    corpus: corpus.id,
-    kind: corpus.kind,
-    runs: corpus.runs.length,
-    calls: corpus.runs.reduce((n, r) => n + r.calls.length, 0),
+    ...corpusSize(corpus),
     argumentClasses,
     argumentCalls,
     resultClasses,

@@ -44,6 +44,11 @@ export interface Corpus {
   readonly runs: readonly EvalRun[];
 }
 
+/** What every per-corpus figure starts with: which corpus, and how many runs and tool calls it holds. */
+export function corpusSize(corpus: Corpus): { corpus: string; kind: Corpus['kind']; runs: number; calls: number } {
+  return { corpus: corpus.id, kind: corpus.kind, runs: corpus.runs.length, calls: corpus.runs.reduce((n, r) => n + r.calls.length, 0) };
+}
+
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : v === undefined || v === null ? undefined : JSON.stringify(v);
 }
