@@ -1,4 +1,5 @@
 import type { DecodedSpan } from '../../src/cli/otlp-json.js';
+import { ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, ATTR_GEN_AI_TOOL_CALL_RESULT, ATTR_GEN_AI_TOOL_NAME } from '../../src/conventions/attributes.js';
 import type { LoopwatchConfig } from '../../src/detector/config.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { buildToolCall } from '../../src/detector/tool-call.js';
@@ -38,8 +39,6 @@ export interface PrecisionCensus {
 
 type Side = 'arguments' | 'result';
 
-const ARGS_KEY = 'gen_ai.tool.call.arguments';
-const RESULT_KEY = 'gen_ai.tool.call.result';
 const TOOL_SPAN_PREFIX = 'execute_tool ';
 
 /** The texts of one class in first-seen order, and whether the class's results inform. */
@@ -176,13 +175,13 @@ export function precisionCensus(corpus: Corpus, config: LoopwatchConfig = {}): P
 /** The span with its arguments and result wrapped where `texts` says (a tool span of a run with merges). */
 function undone(span: DecodedSpan, texts: ReadonlyMap<string, number> | undefined): DecodedSpan {
   if (texts === undefined) return span;
-  const named = span.attributes['gen_ai.tool.name'];
+  const named = span.attributes[ATTR_GEN_AI_TOOL_NAME];
   const tool = typeof named === 'string' ? named : span.name.startsWith(TOOL_SPAN_PREFIX) ? span.name.slice(TOOL_SPAN_PREFIX.length) : undefined;
   if (tool === undefined) return span;
   let attributes: Record<string, unknown> | undefined;
   for (const [side, key] of [
-    ['arguments', ARGS_KEY],
-    ['result', RESULT_KEY],
+    ['arguments', ATTR_GEN_AI_TOOL_CALL_ARGUMENTS],
+    ['result', ATTR_GEN_AI_TOOL_CALL_RESULT],
   ] as const) {
     const value = span.attributes[key];
     if (value === undefined || value === null) continue;
