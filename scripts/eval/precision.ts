@@ -41,9 +41,10 @@ type Side = 'arguments' | 'result';
 
 const TOOL_SPAN_PREFIX = 'execute_tool ';
 
-/** The texts of one class in first-seen order, and whether the class's results inform. */
+/** The texts of one class in first-seen order, the calls in it, and whether the class's results inform. */
 interface FingerprintClass {
   readonly texts: string[];
+  calls: number;
   informative: boolean;
 }
 
@@ -89,8 +90,9 @@ function classesOf(engine: LoopEngine, calls: readonly EvalCall[]): Map<string, 
   const classes = new Map<string, FingerprintClass>();
   const add = (key: string, text: string, informative: boolean): void => {
     let c = classes.get(key);
-    if (c === undefined) classes.set(key, (c = { texts: [], informative }));
+    if (c === undefined) classes.set(key, (c = { texts: [], calls: 0, informative }));
     if (!c.texts.includes(text)) c.texts.push(text);
+    c.calls++;
     c.informative ||= informative;
   };
   for (const call of calls) {
@@ -129,13 +131,12 @@ export function precisionCensus(corpus: Corpus, config: LoopwatchConfig = {}): P
       if (c.texts.length < 2) continue;
       merged = true;
       const [tool, side] = key.split('\0') as [string, Side];
-      const calls = run.calls.filter((x) => x.name === tool && (side === 'arguments' ? c.texts.includes(x.args) : !x.failed && x.result !== undefined && c.texts.includes(x.result))).length;
       if (side === 'arguments') {
         argumentClasses++;
-        argumentCalls += calls;
+        argumentCalls += c.calls;
       } else {
         resultClasses++;
-        resultCalls += calls;
+        resultCalls += c.calls;
       }
       byCause[causeOf(c.texts)]++;
       if (side === 'result' && !c.informative) {
@@ -150,8 +151,10 @@ export function precisionCensus(corpus: Corpus, config: LoopwatchConfig = {}): P
   }
   const changed: Array<{ runId: string; merged: string; undone: string }> = [];
   if (undo.size > 0) {
-    const before = loopwatchDetections(corpus, config);
-    const after = loopwatchDetections({ ...corpus, spans: corpus.spans.map((s) => undone(s, undo.get(s.traceId))) }, config);
+    // only the runs with merges are replayed: a trace's detections depend on its own spans alone
+    const spans = corpus.spans.filter((s) => undo.has(s.traceId));
+    const before = loopwatchDetections({ ...corpus, spans }, config);
+    const after = loopwatchDetections({ ...corpus, spans: spans.map((s) => undone(s, undo.get(s.traceId))) }, config);
     for (const run of corpus.runs) {
       if (!undo.has(run.traceId)) continue;
       const a = describeDetections(before.get(run.traceId) ?? []);
