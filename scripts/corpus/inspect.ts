@@ -12,7 +12,9 @@ import { basename } from 'node:path';
 import { ANCHORS } from '../eval/anchors/index.js';
 import { loopwatchDetections } from '../eval/loopwatch.js';
 import { loadCorpusFile, type EvalCall, type EvalRun } from '../eval/runs.js';
+import { splitOf } from '../eval/split.js';
 import { corpusFile, exists, originalOtlpFile, originalRunsFile, readLines } from './files.js';
+import { sourceById } from './sources.js';
 import type { CorpusRun } from './run.js';
 
 function short(s: string | undefined, width: number): string {
@@ -73,7 +75,13 @@ function focusSet(run: EvalRun, notes: ReadonlyMap<number, string[]>): Set<numbe
 function main(): void {
   const [corpus, runId, ...rest] = process.argv.slice(2);
   if (!corpus || !runId) {
-    console.error('usage: corpus:inspect <corpus> <run id> [--compact | --focus] [--width N]');
+    console.error('usage: corpus:inspect <corpus> <run id> [--compact | --focus] [--width N] [--test-split]');
+    process.exitCode = 2;
+    return;
+  }
+  // Reading a held-out run is labelling work, never rule work: say so before showing it.
+  if (sourceById(corpus).heldOut && splitOf(corpus, runId) === 'test' && !rest.includes('--test-split')) {
+    console.error(`${corpus} ${runId} is in the held-out test split: rule changes must not look at it. Labellers: add --test-split.`);
     process.exitCode = 2;
     return;
   }

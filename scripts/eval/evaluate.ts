@@ -3,14 +3,17 @@ import type { LoopDetection } from '../../src/detector/types.js';
 import { ANCHORS } from './anchors/index.js';
 import { loadLabels, type RunLabel } from './labels.js';
 import { loopwatchDetections } from './loopwatch.js';
-import { corpusSize, type Corpus, type EvalRun } from './runs.js';
+import { corpusName, corpusSize, type Corpus, type EvalRun } from './runs.js';
 import { scoreDetector, type DetectorScore, type RunVerdict } from './score.js';
+import type { Split } from './split.js';
 
 export const LOOPWATCH = 'loopwatch';
 
 export interface CorpusResult {
   readonly corpus: string;
   readonly kind: 'real' | 'synthetic';
+  /** Set when the result is one split of a source with a held-out test split. */
+  readonly split?: Split;
   readonly runs: number;
   readonly calls: number;
   readonly scores: readonly DetectorScore[];
@@ -18,6 +21,7 @@ export interface CorpusResult {
   readonly verdicts: ReadonlyMap<string, readonly RunVerdict[]>;
   /** loopwatch's detections per run id. */
   readonly detections: ReadonlyMap<string, readonly LoopDetection[]>;
+  /** The labels of the whole source (both splits). */
   readonly labels: ReadonlyMap<string, RunLabel>;
   readonly callsPerRun: ReadonlyMap<string, number>;
 }
@@ -104,10 +108,10 @@ export function floorFailures(results: readonly CorpusResult[]): FloorFailure[] 
       const l = r.labels.get(v.runId);
       if (l?.label === 'honest' && v.critical !== undefined) {
         const d = (r.detections.get(v.runId) ?? []).find((x) => x.level === 'critical');
-        out.push({ corpus: r.corpus, runId: v.runId, problem: 'honest run stopped', detail: d ? `${d.kind}/${d.rule} critical at call ${d.callIndex} (${d.toolName})` : '' });
+        out.push({ corpus: corpusName(r), runId: v.runId, problem: 'honest run stopped', detail: d ? `${d.kind}/${d.rule} critical at call ${d.callIndex} (${d.toolName})` : '' });
       }
       if (l?.label === 'loop' && v.warning === undefined) {
-        out.push({ corpus: r.corpus, runId: v.runId, problem: 'loop not caught', detail: `stuck at call ${l.stuckAt}: ${l.reason}` });
+        out.push({ corpus: corpusName(r), runId: v.runId, problem: 'loop not caught', detail: `stuck at call ${l.stuckAt}: ${l.reason}` });
       }
     }
   }

@@ -4,12 +4,13 @@
  * (`test/fixtures/real/`) and on the synthetic OTLP fixtures, prints one table, and exits 1 when
  * loopwatch breaks the floor (a critical on a run labelled honest, or a labelled loop not caught).
  */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import type { LoopwatchConfig } from '../../src/detector/config.js';
 import { loadConfigFile } from '../../src/cli/config-file.js';
 import { agreementAll, type Agreement } from './agreement.js';
 import { evaluateCorpus, floorFailures, LOOPWATCH, type CorpusResult } from './evaluate.js';
 import { loadRealCorpora, loadSyntheticCorpus, SYNTHETIC_ID } from './runs.js';
+import { SPLITS, type Split } from './split.js';
 import { precisionCensus, type PrecisionCensus } from './precision.js';
 import { formatAgreement, formatPrecision, formatRuns, formatTable, resultsJson } from './report.js';
 
@@ -20,6 +21,7 @@ interface Flags {
   agreement?: boolean;
   precision?: boolean;
   config?: string;
+  split?: Split;
 }
 
 async function main(): Promise<number> {
@@ -29,6 +31,9 @@ async function main(): Promise<number> {
     .option('--runs', 'also list every run some detector flagged or that is labelled a loop')
     .option('--agreement', 'also compare detections on the pseudonymized runs with the originals (needs .tmp/real-originals)')
     .option('--precision', "also count the calls the fingerprint's precision merges (key order, whitespace, volatile values) and the runs it decides")
+    .addOption(
+      new Option('--split <split>', 'only this split of the sources with a held-out test split (dev: what rule changes may look at; test: scored at the end)').choices(SPLITS),
+    )
     .option('--config <file>', 'loopwatch configuration (YAML or JSON) to evaluate instead of the defaults')
     .parse(process.argv);
   const flags = program.opts<Flags>();
@@ -36,9 +41,12 @@ async function main(): Promise<number> {
   let config: LoopwatchConfig = {};
   if (flags.config) config = await loadConfigFile(flags.config);
   const only = flags.corpus ?? [];
-  const corpora = loadRealCorpora(only.filter((c) => c !== SYNTHETIC_ID));
+  const corpora = loadRealCorpora(
+    only.filter((c) => c !== SYNTHETIC_ID),
+    flags.split ? [flags.split] : SPLITS,
+  );
   if (only.length > 0 && !only.some((c) => c !== SYNTHETIC_ID)) corpora.length = 0;
-  if (only.length === 0 || only.includes(SYNTHETIC_ID)) corpora.push(loadSyntheticCorpus());
+  if ((only.length === 0 || only.includes(SYNTHETIC_ID)) && flags.split !== 'test') corpora.push(loadSyntheticCorpus());
   const results: CorpusResult[] = corpora.map((c) => evaluateCorpus(c, { config }));
   const failures = floorFailures(results);
   const agreement: Agreement[] | undefined = flags.agreement ? agreementAll(only) : undefined;

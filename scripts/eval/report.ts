@@ -1,7 +1,8 @@
 import type { Agreement } from './agreement.js';
 import { LOOPWATCH, totalScores, type CorpusResult, type FloorFailure } from './evaluate.js';
 import type { PrecisionCensus } from './precision.js';
-import type { DetectorScore } from './score.js';
+import { corpusName } from './runs.js';
+import { bestAnchor, type DetectorScore } from './score.js';
 
 /** The eval's printed table, per-run listing, agreement summary and JSON form. */
 
@@ -31,31 +32,44 @@ function row(corpus: string, s: DetectorScore): string[] {
 }
 
 export function formatTable(results: readonly CorpusResult[]): string {
-  const rows: string[][] = [COLUMNS, ['all real runs']];
+  const rows: string[][] = [COLUMNS, ['all real runs'], ['all real runs [test]']];
   for (const r of results) {
-    r.scores.forEach((s, i) => rows.push(row(i === 0 ? r.corpus : '', s)));
+    r.scores.forEach((s, i) => rows.push(row(i === 0 ? corpusName(r) : '', s)));
   }
   const widths = COLUMNS.map((_, c) => Math.max(...rows.map((x) => (x[c] ?? '').length)));
   const line = (x: readonly string[]): string => x.map((v, c) => (c < 2 ? v.padEnd(widths[c] ?? 0) : v.padStart(widths[c] ?? 0))).join('  ');
   const out = [line(rows[0] as string[]), widths.map((w) => '-'.repeat(w)).join('  ')];
-  const blocks: Array<{ name: string; scores: readonly DetectorScore[] }> = results.map((r) => ({ name: r.corpus, scores: r.scores }));
+  const blocks: Array<{ name: string; scores: readonly DetectorScore[] }> = results.map((r) => ({ name: corpusName(r), scores: r.scores }));
   const real = results.filter((r) => r.kind === 'real');
   if (real.length > 1) blocks.push({ name: 'all real runs', scores: totalScores(real) });
+  // The held-out splits together, apart from everything a rule change may look at.
+  const test = real.filter((r) => r.split === 'test');
+  const dev = real.filter((r) => r.split !== 'test');
+  if (test.length > 0 && dev.length > 0) {
+    blocks.push({ name: 'all real runs [dev]', scores: totalScores(dev) });
+    blocks.push({ name: 'all real runs [test]', scores: totalScores(test) });
+  }
   blocks.forEach((b, k) => {
     if (k > 0) out.push('');
     b.scores.forEach((s, i) => out.push(line(row(i === 0 ? b.name : '', s))));
+    const best = bestAnchor(b.scores);
+    const lw = b.scores.find((s) => s.detector === LOOPWATCH);
+    if (best && lw && best.loopsStopped > 0) {
+      out.push(`${''.padEnd(widths[0] ?? 0)}  best anchor: ${best.detector} stops ${best.loopsStopped} loops; loopwatch ${lw.loopsStopped}${lw.loopsStopped < best.loopsStopped ? ' (BEHIND)' : ''}`);
+    }
   });
   return (
     out.join('\n') +
     '\n\nruns/calls: labelled runs scored (unclear left out) and their tool calls. h.warned / h.stopped: honest runs with any detection / a critical.\n' +
-    'caught / stopped: loops with any detection / a critical. stuck→warn / stuck→crit: median calls from the labelled stuck call to the first detection / first critical.\n'
+    'caught / stopped: loops with any detection / a critical. stuck→warn / stuck→crit: median calls from the labelled stuck call to the first detection / first critical.\n' +
+    '[dev] / [test]: the splits of a source with a held-out test split (a third of its runs by hash of the run id); [dev] totals include the sources without one.\n'
   );
 }
 
 export function formatRuns(results: readonly CorpusResult[]): string {
   const out: string[] = [];
   for (const r of results) {
-    out.push(`\n== ${r.corpus}`);
+    out.push(`\n== ${corpusName(r)}`);
     const lw = r.verdicts.get(LOOPWATCH) ?? [];
     lw.forEach((v, i) => {
       const label = r.labels.get(v.runId);
@@ -118,6 +132,7 @@ export function resultsJson(
     corpora: results.map((r) => ({
       corpus: r.corpus,
       kind: r.kind,
+      ...(r.split ? { split: r.split } : {}),
       runs: r.runs,
       calls: r.calls,
       scores: r.scores,
@@ -129,6 +144,8 @@ export function resultsJson(
       })),
     })),
     total: totalScores(results.filter((r) => r.kind === 'real')),
+    totalDev: totalScores(results.filter((r) => r.kind === 'real' && r.split !== 'test')),
+    totalTest: totalScores(results.filter((r) => r.kind === 'real' && r.split === 'test')),
     floor: { held: failures.length === 0, failures },
     ...(agreement ? { agreement } : {}),
     ...(precision ? { precision } : {}),

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { decodeTracesData, type DecodedSpan } from '../../src/cli/otlp-json.js';
 import { corpusFile, exists, readLines, REPO_ROOT } from '../corpus/files.js';
 import { SOURCES } from '../corpus/sources.js';
+import { splitOf, type Split } from './split.js';
 
 /**
  * The runs the eval scores: every trace of a corpus, as decoded OTLP spans (what `loopwatch
@@ -39,14 +40,34 @@ export interface EvalRun {
 export interface Corpus {
   readonly id: string;
   readonly kind: 'real' | 'synthetic';
+  /** Set when this is one split of a source with a held-out test split; absent: the whole source. */
+  readonly split?: Split;
   /** Every span in file order: fed to the scan path as it would read the files. */
   readonly spans: readonly DecodedSpan[];
   readonly runs: readonly EvalRun[];
 }
 
-/** What every per-corpus figure starts with: which corpus, and how many runs and tool calls it holds. */
-export function corpusSize(corpus: Corpus): { corpus: string; kind: Corpus['kind']; runs: number; calls: number } {
-  return { corpus: corpus.id, kind: corpus.kind, runs: corpus.runs.length, calls: corpus.runs.reduce((n, r) => n + r.calls.length, 0) };
+/** What every per-corpus figure starts with: which corpus (and split), and how many runs and tool calls it holds. */
+export function corpusSize(corpus: Corpus): { corpus: string; kind: Corpus['kind']; split?: Split; runs: number; calls: number } {
+  return {
+    corpus: corpus.id,
+    kind: corpus.kind,
+    ...(corpus.split ? { split: corpus.split } : {}),
+    runs: corpus.runs.length,
+    calls: corpus.runs.reduce((n, r) => n + r.calls.length, 0),
+  };
+}
+
+/** How a corpus is named in tables: its id, and its split when it has one (`tau2-x [test]`). */
+export function corpusName(c: { corpus: string; split?: Split }): string {
+  return c.split ? `${c.corpus} [${c.split}]` : c.corpus;
+}
+
+/** The runs of one split, and only their spans (the scan path must not see the other split's traces). */
+export function splitCorpus(corpus: Corpus, split: Split): Corpus {
+  const runs = corpus.runs.filter((r) => splitOf(corpus.id, r.runId) === split);
+  const traces = new Set(runs.map((r) => r.traceId));
+  return { ...corpus, split, runs, spans: corpus.spans.filter((s) => traces.has(s.traceId)) };
 }
 
 function str(v: unknown): string | undefined {
@@ -146,11 +167,20 @@ export function loadCorpusFile(id: string, path: string): Corpus {
   return corpusOf(id, 'real', readLines(path));
 }
 
-/** Every committed real corpus present. */
-export function loadRealCorpora(only?: readonly string[]): Corpus[] {
-  return SOURCES.filter((s) => (only === undefined || only.length === 0 || only.includes(s.id)) && exists(corpusFile(s.id))).map((s) =>
-    loadCorpusFile(s.id, corpusFile(s.id)),
-  );
+/**
+ * Every committed real corpus present. A source with a held-out test split comes as two corpora,
+ * its dev and its test split; `splits` keeps only those (a source without a test split is all dev).
+ */
+export function loadRealCorpora(only?: readonly string[], splits: readonly Split[] = ['dev', 'test']): Corpus[] {
+  const out: Corpus[] = [];
+  for (const s of SOURCES) {
+    if ((only !== undefined && only.length > 0 && !only.includes(s.id)) || !exists(corpusFile(s.id))) continue;
+    if (!s.heldOut && !splits.includes('dev')) continue;
+    const whole = loadCorpusFile(s.id, corpusFile(s.id));
+    if (!s.heldOut) out.push(whole);
+    else for (const split of splits) out.push(splitCorpus(whole, split));
+  }
+  return out;
 }
 
 export const SYNTHETIC_ID = 'synthetic-otlp';

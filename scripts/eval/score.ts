@@ -96,3 +96,17 @@ export function scoreDetector(
     unclear,
   };
 }
+
+/**
+ * The anchor loopwatch must match on a corpus: of the anchors that stop no honest run there, the
+ * one that stops the most loops (the first listed on a tie). Undefined when every anchor stops an
+ * honest run.
+ */
+export function bestAnchor(scores: readonly DetectorScore[], loopwatch = 'loopwatch'): DetectorScore | undefined {
+  let best: DetectorScore | undefined;
+  for (const s of scores) {
+    if (s.detector === loopwatch || s.honestStopped > 0) continue;
+    if (!best || s.loopsStopped > best.loopsStopped) best = s;
+  }
+  return best;
+}

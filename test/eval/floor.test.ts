@@ -16,17 +16,33 @@ const synthetic = evaluateCorpus(loadSyntheticCorpus());
 
 describe('the corpus', () => {
   it('holds every real source, each with a few hundred tool calls or more in total', () => {
-    expect(real.map((r) => r.corpus)).toEqual(SOURCES.filter((s) => exists(corpusFile(s.id))).map((s) => s.id));
+    expect([...new Set(real.map((r) => r.corpus))]).toEqual(SOURCES.filter((s) => exists(corpusFile(s.id))).map((s) => s.id));
     expect(real.length).toBeGreaterThanOrEqual(3);
     expect(real.reduce((n, r) => n + r.runs, 0)).toBeGreaterThanOrEqual(300);
   });
 
   it('labels every run, and only runs it holds', () => {
+    // a source with a held-out test split comes as two results: its labels cover both
+    const runsOf = new Map<string, Set<string>>();
     for (const r of [...real, synthetic]) {
-      const runs = new Set((r.verdicts.get(LOOPWATCH) ?? []).map((v) => v.runId));
-      const labels = loadLabels(r.corpus);
-      expect([...runs].filter((id) => !labels.has(id)), `${r.corpus}: runs without a label`).toEqual([]);
-      expect([...labels.keys()].filter((id) => !runs.has(id)), `${r.corpus}: labels of runs not in the corpus`).toEqual([]);
+      const runs = runsOf.get(r.corpus) ?? new Set<string>();
+      for (const v of r.verdicts.get(LOOPWATCH) ?? []) runs.add(v.runId);
+      runsOf.set(r.corpus, runs);
+    }
+    for (const [corpus, runs] of runsOf) {
+      const labels = loadLabels(corpus);
+      expect([...runs].filter((id) => !labels.has(id)), `${corpus}: runs without a label`).toEqual([]);
+      expect([...labels.keys()].filter((id) => !runs.has(id)), `${corpus}: labels of runs not in the corpus`).toEqual([]);
+    }
+  });
+
+  it('holds back a third of every source marked heldOut, by hash, as a test split', () => {
+    for (const s of SOURCES.filter((x) => x.heldOut && exists(corpusFile(x.id)))) {
+      const parts = real.filter((r) => r.corpus === s.id);
+      expect(parts.map((r) => r.split)).toEqual(['dev', 'test']);
+      const [dev, test] = parts.map((r) => r.runs) as [number, number];
+      expect(test / (dev + test), s.id).toBeGreaterThan(0.2);
+      expect(test / (dev + test), s.id).toBeLessThan(0.46);
     }
   });
 
