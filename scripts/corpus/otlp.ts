@@ -6,9 +6,30 @@ import type { CorpusRun } from './run.js';
  * `invoke_agent` span, a `chat` span per model turn (with token usage when the source has it),
  * an `execute_tool` span per tool call (arguments and result as JSON / text strings, failures as
  * status ERROR with `error.type`), parallel calls of one turn overlapping under the same parent.
- * User messages are `gen_ai.user.message` events on the root (time only, no content). The
- * corpus' own attributes (`corpus.*`) name the run and how it ended.
+ * User messages are `gen_ai.user.message` events on the root (their times), and their content is
+ * `gen_ai.input.messages` on the `chat` span that follows them. The corpus' own attributes
+ * (`corpus.*`) name the run and how it ended.
  */
+
+/** The gen_ai conventions' input messages of a model call (JSON text on the span). */
+export const ATTR_GEN_AI_INPUT_MESSAGES = 'gen_ai.input.messages';
+
+/** One input message in the conventions' shape; the corpus writes user text parts only. */
+export interface InputMessage {
+  readonly role: 'user';
+  readonly parts: ReadonlyArray<{ readonly type: 'text'; readonly content: string }>;
+}
+
+/**
+ * The user messages sent since the previous model call: the part of the model's input that is
+ * new to it. The conventions record the whole history on every call; a run's history grows with
+ * each turn, so the corpus writes only what is new (the earlier messages are on earlier spans).
+ * A user message without text (a τ² user's own tool call) is a message with no parts.
+ */
+function inputMessages(texts: readonly string[]): string {
+  const messages: InputMessage[] = texts.map((t) => ({ role: 'user', parts: t === '' ? [] : [{ type: 'text', content: t }] }));
+  return JSON.stringify(messages);
+}
 
 type AnyValue = { stringValue: string } | { intValue: string } | { boolValue: boolean };
 interface KeyValue {
@@ -47,12 +68,16 @@ export function runToOtlp(run: CorpusRun): object {
   const agentSpans = new Map<string, string>();
   const events: object[] = [];
   let callNo = 0;
+  let userTexts: string[] = [];
   run.turns.forEach((turn, i) => {
     last = Math.max(last, turn.end, ...turn.calls.map((c) => c.end));
     if (turn.kind === 'user') {
       events.push({ timeUnixNano: ns(turn.end), name: 'gen_ai.user.message', attributes: [] });
+      userTexts.push(turn.text ?? '');
       return;
     }
+    const input = userTexts.length > 0 ? [attr(ATTR_GEN_AI_INPUT_MESSAGES, inputMessages(userTexts))] : [];
+    userTexts = [];
     let parent = rootId;
     if (turn.agent !== undefined) {
       const sub = agentSpans.get(turn.agent) ?? id(`${traceId}:agent:${turn.agent}`, 8);
@@ -72,6 +97,7 @@ export function runToOtlp(run: CorpusRun): object {
         attr('gen_ai.operation.name', 'chat'),
         attr('gen_ai.request.model', run.model),
         ...(turn.usage ? [attr('gen_ai.usage.input_tokens', turn.usage.input), attr('gen_ai.usage.output_tokens', turn.usage.output)] : []),
+        ...input,
       ],
     });
     for (const call of turn.calls) {

@@ -15,7 +15,10 @@ export function pseudonymKey(): Buffer {
   return Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
 }
 
-/** The run with every argument, result, error text and call id pseudonymized (one map per run). */
+/**
+ * The run with every argument, result, error text, call id and user message pseudonymized (one
+ * map per run: a user who repeats a message repeats its pseudonym); the model's words dropped.
+ */
 export function pseudonymizeRun(run: CorpusRun, key: Buffer): CorpusRun {
   const times = run.turns.flatMap((t) => [t.start, t.end]);
   const p = new RunPseudonymizer({ key, runId: `${run.source}\0${run.id}`, from: Math.min(...times), to: Math.max(...times) });
@@ -26,6 +29,12 @@ export function pseudonymizeRun(run: CorpusRun, key: Buffer): CorpusRun {
     ...(c.error !== undefined ? { error: p.text(c.error) } : {}),
     ...(c.id !== undefined ? { id: p.text(c.id) } : {}),
   });
-  // what the user and the model said is never part of the corpus
-  return { ...run, turns: run.turns.map(({ text: _text, ...t }) => ({ ...t, calls: t.calls.map(call) })) };
+  return {
+    ...run,
+    turns: run.turns.map(({ text, ...t }) => ({
+      ...t,
+      ...(t.kind === 'user' && text !== undefined ? { text: p.text(text) } : {}),
+      calls: t.calls.map(call),
+    })),
+  };
 }

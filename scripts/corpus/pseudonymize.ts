@@ -229,22 +229,28 @@ export class RunPseudonymizer {
     const key = `${broad ? 'w' : 's'}\0${lower}`;
     let p = this.tokens.get(key);
     if (p === undefined) {
-      p = this.draw(key, lower, (c) => (broad ? broadClassOf(c) : classOf(c)), (c) => !KEEP_WORDS.has(c) && !isStatusWord(c));
+      // a broad word's pseudonym keeps a letter beyond `a`–`f`: an all-hex one could be the
+      // pseudonym of an all-hex word of the other kind, and two different texts would read alike
+      p = this.draw(key, lower, (c) => (broad ? broadClassOf(c) : classOf(c)), (c) => !KEEP_WORDS.has(c) && !isStatusWord(c) && (!broad || /[^a-f]/.test(c)));
       this.tokens.set(key, p);
     }
     return applyCase(t, p);
   }
 
+  /** A ten- or thirteen-digit number within a day of the run: a time, kept. */
+  private isRunEpoch(t: string): boolean {
+    if (t.length !== 10 && t.length !== 13) return false;
+    const ms = t.length === 10 ? Number(t) * 1000 : Number(t);
+    return ms >= this.options.from - DAY_MS && ms <= this.options.to + DAY_MS;
+  }
+
   private digits(t: string): string {
-    if (t.length <= 3) return t;
-    if (t.length === 10 || t.length === 13) {
-      const ms = t.length === 10 ? Number(t) * 1000 : Number(t);
-      if (ms >= this.options.from - DAY_MS && ms <= this.options.to + DAY_MS) return t;
-    }
+    if (t.length <= 3 || this.isRunEpoch(t)) return t;
     const key = `d\0${t}`;
     let p = this.tokens.get(key);
     if (p === undefined) {
-      p = this.draw(key, t, numberClassOf(t), () => true);
+      // never the spelling of an epoch number of the run, which stays as it is
+      p = this.draw(key, t, numberClassOf(t), (c) => !this.isRunEpoch(c));
       this.tokens.set(key, p);
     }
     return p;

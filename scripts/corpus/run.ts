@@ -25,7 +25,7 @@ export interface CorpusCall {
 }
 
 export interface CorpusTurn {
-  /** `model`: one model call and the tool calls it asked for; `user`: a user message (no content kept). */
+  /** `model`: one model call and the tool calls it asked for; `user`: a user message. */
   readonly kind: 'model' | 'user';
   readonly start: number;
   readonly end: number;
@@ -33,8 +33,9 @@ export interface CorpusTurn {
   /** Sub-agent that made this turn; undefined for the main agent. */
   readonly agent?: string;
   /**
-   * What the user or the model said, kept in the originals only so that a labeller can read the
-   * run; never written to OTLP.
+   * What the user or the model said. A user's text is written to OTLP (pseudonymized in the
+   * corpus) as the gen_ai conventions record it; the model's words stay in the originals, for a
+   * labeller to read the run.
    */
   readonly text?: string;
   readonly calls: readonly CorpusCall[];

@@ -60,6 +60,18 @@ describe('the τ² converter', () => {
     expect(spans.filter((s) => s.name.startsWith('chat'))[1]?.attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 900, 'gen_ai.usage.output_tokens': 40 });
     expect(spans.find((s) => s.parentSpanId === undefined)?.attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_agent', 'corpus.run.id': 'airline/7/0' });
   });
+
+  it('writes the user message as the gen_ai conventions do: its time on the root, its text on the next chat span', () => {
+    const doc = runToOtlp(run as never) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ parentSpanId?: string; events?: unknown }> }> }> };
+    const root = doc.resourceSpans[0]?.scopeSpans[0]?.spans.find((s) => s.parentSpanId === undefined);
+    expect(root?.events).toEqual([{ timeUnixNano: `${Date.parse('2026-01-01T10:00:05Z')}000000`, name: 'gen_ai.user.message', attributes: [] }]);
+    const chats = decodeTracesData(doc).filter((s) => s.name.startsWith('chat'));
+    expect(chats.map((s) => s.attributes['gen_ai.input.messages'])).toEqual([
+      undefined,
+      JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'check my two flights' }] }]),
+      undefined,
+    ]);
+  });
 });
 
 describe('the SWE-agent converter', () => {

@@ -4,6 +4,7 @@ import { runToOtlp } from '../../scripts/corpus/otlp.js';
 import { RunPseudonymizer } from '../../scripts/corpus/pseudonymize.js';
 import { pseudonymizeRun } from '../../scripts/corpus/pseudonymize-run.js';
 import type { CorpusRun } from '../../scripts/corpus/run.js';
+import { decodeTracesData } from '../../src/cli/otlp-json.js';
 import { classifyError } from '../../src/detector/error-class.js';
 import { fingerprint, volatileKeySet } from '../../src/fingerprint/canonical.js';
 import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS } from '../../src/fingerprint/volatile.js';
@@ -31,6 +32,27 @@ describe('pseudonyms', () => {
     // two-letter words: a small space, still one pseudonym each
     const short = ['ab', 'cd', 'ef', 'gh', 'ij', 'kl', 'mn', 'pq', 'rs', 'tv', 'wx', 'yz'];
     expect(new Set(short.map((w) => p.text(w))).size).toBe(short.length);
+  });
+
+  it('words of the two kinds never share one: all-hex words and short words with other letters', () => {
+    // with this run's key stream two pairs met, before broad words were kept off all-hex pseudonyms
+    const p = pseudonymizer('r');
+    const hex = [...'abcdef'].flatMap((a) => [...'abcdef'].flatMap((b) => [...'abcdef'].map((c) => `${a}${b}${c}e`)));
+    const letters = 'abcdefghijklmnopqrstuvwxyz';
+    const other = [...letters].flatMap((a) => [...letters].flatMap((b) => [...'abcdefg'].map((c) => `q${a}${b}${c}`)));
+    const words = [...hex, ...other];
+    expect(new Set(words.map((w) => p.text(w))).size).toBe(words.length);
+  });
+
+  it('a number is never pseudonymized into an epoch of the run, which is kept as it is', () => {
+    // a run whose window covers half of the ten-digit numbers that start with 1
+    const p = new RunPseudonymizer({ key, runId: 'run-1', from: 1_000_000_000_000, to: 1_500_000_000_000 });
+    const numbers = Array.from({ length: 60 }, (_, i) => String(1_600_000_000 + i * 7919));
+    for (const n of numbers) {
+      const out = Number(p.text(n));
+      expect(out >= 1_000_000_000 - 86_400 && out <= 1_500_000_000 + 86_400).toBe(false);
+    }
+    expect(p.text('1200000000')).toBe('1200000000');
   });
 
   it('keeps the shape: length, case, digits, hex ids, uuids, paths, punctuation', () => {
@@ -139,6 +161,59 @@ describe('no original text survives', () => {
 
   it('the originals, unpseudonymized, do hold it (the check above can fail)', () => {
     expect(JSON.stringify(runToOtlp(run)).toLowerCase()).toContain('zanzibar');
+  });
+});
+
+describe('user messages', () => {
+  const ASK = 'Could you check flight HAT156 again, please?';
+  const turn = (kind: 'user' | 'model', at: number, text: string): CorpusRun['turns'][number] => ({ kind, start: T0 + at, end: T0 + at + 500, text, calls: [] });
+  const run: CorpusRun = {
+    id: 'users',
+    source: 'test',
+    agent: 'agent',
+    model: 'model',
+    outcome: 'user_stop',
+    recordedTimes: true,
+    turns: [
+      turn('user', 0, ASK),
+      turn('model', 1000, 'Checking HAT156 now.'),
+      turn('user', 2000, ASK),
+      turn('model', 3000, 'Checking HAT156 again.'),
+      turn('user', 4000, 'Could you check flight HAT157 again, please?'),
+      turn('user', 4600, 'could you check flight HAT156 again, please?'),
+      turn('model', 5000, 'Both.'),
+    ],
+  };
+  const users = (r: CorpusRun): Array<string | undefined> => r.turns.filter((t) => t.kind === 'user').map((t) => t.text);
+
+  it('are pseudonymized with the run map: equal messages stay equal, different ones differ, the model says nothing', () => {
+    const out = pseudonymizeRun(run, key);
+    const [first, again, other, lower] = users(out);
+    expect(first).not.toBe(ASK);
+    expect(first).toHaveLength(ASK.length);
+    expect(first).not.toMatch(/check|flight|HAT|please/i);
+    expect(again).toBe(first);
+    expect(other).not.toBe(first);
+    expect(lower).not.toBe(first);
+    expect(lower?.toLowerCase()).toBe(first?.toLowerCase());
+    expect(out.turns.filter((t) => t.kind === 'model').map((t) => t.text)).toEqual([undefined, undefined, undefined]);
+    // a different run draws other pseudonyms for the same message
+    expect(users(pseudonymizeRun({ ...run, id: 'users-2' }, key))[0]).not.toBe(first);
+  });
+
+  it('reach the OTLP as gen_ai.input.messages on the chat span after them, pseudonymized', () => {
+    const doc = runToOtlp(pseudonymizeRun(run, key));
+    const text = JSON.stringify(doc);
+    expect(text).not.toMatch(/flight|HAT15/);
+    const chats = decodeTracesData(doc).filter((s) => s.name.startsWith('chat'));
+    const inputs = chats.map((s) => JSON.parse(String(s.attributes['gen_ai.input.messages'])) as Array<{ role: string; parts: Array<{ content: string }> }>);
+    expect(inputs.map((m) => m.map((x) => x.role))).toEqual([['user'], ['user'], ['user', 'user']]);
+    const [first, again, other, lower] = inputs.flat().map((x) => x.parts[0]?.content);
+    expect(first).toBe(users(pseudonymizeRun(run, key))[0]);
+    expect(again).toBe(first);
+    expect(other).not.toBe(first);
+    expect(lower).not.toBe(first);
+    expect(lower?.toLowerCase()).toBe(first?.toLowerCase());
   });
 });
 
