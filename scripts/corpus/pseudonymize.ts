@@ -18,8 +18,8 @@ import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, isStatusW
  *   names are kept (see `key`), other member names are pseudonymized like values;
  * - kept as they are, because detection reads them and they carry no private content: ISO dates,
  *   date-times, times of day and durations (detection compares timestamps with the call's own
- *   time), numbers of at most three digits (counts, exit and status codes) and epoch numbers
- *   within a day of the run, single letters, markup tag names (`<returncode>`), status words
+ *   time), numbers of at most three digits (counts, exit and status codes), years and epoch
+ *   numbers within a day of the run, single letters, markup tag names (`<returncode>`), status words
  *   (`ok`, `done`, `true`, `available`, ...; see `isStatusWord`) and the small vocabulary of
  *   error words the error classifier reads (`error`, `not found`, `unknown tool`, ...);
  * - in a shell command (`command` / `cmd` arguments) the program word of each pipeline segment
@@ -237,7 +237,15 @@ export class RunPseudonymizer {
     return applyCase(t, p);
   }
 
-  /** A ten- or thirteen-digit number within a day of the run: a time, kept. */
+  /**
+   * Kept numbers: a ten- or thirteen-digit number within a day of the run (a time), and a
+   * four-digit year from 1900 to 2099 (dates keep theirs: `2026` alone and in `2026-03-15` stay
+   * one word).
+   */
+  private isKeptNumber(t: string): boolean {
+    return this.isRunEpoch(t) || /^(?:19|20)\d\d$/.test(t);
+  }
+
   private isRunEpoch(t: string): boolean {
     if (t.length !== 10 && t.length !== 13) return false;
     const ms = t.length === 10 ? Number(t) * 1000 : Number(t);
@@ -245,12 +253,12 @@ export class RunPseudonymizer {
   }
 
   private digits(t: string): string {
-    if (t.length <= 3 || this.isRunEpoch(t)) return t;
+    if (t.length <= 3 || this.isKeptNumber(t)) return t;
     const key = `d\0${t}`;
     let p = this.tokens.get(key);
     if (p === undefined) {
-      // never the spelling of an epoch number of the run, which stays as it is
-      p = this.draw(key, t, numberClassOf(t), (c) => !this.isRunEpoch(c));
+      // never the spelling of a kept number
+      p = this.draw(key, t, numberClassOf(t), (c) => !this.isKeptNumber(c));
       this.tokens.set(key, p);
     }
     return p;

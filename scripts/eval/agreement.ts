@@ -4,6 +4,7 @@ import { buildToolCall } from '../../src/detector/tool-call.js';
 import type { ToolCall } from '../../src/detector/types.js';
 import type { DecodedSpan } from '../../src/cli/otlp-json.js';
 import { corpusFile, exists, originalOtlpFile } from '../corpus/files.js';
+import { ATTR_GEN_AI_INPUT_MESSAGES, type InputMessage } from '../corpus/otlp.js';
 import { SOURCES } from '../corpus/sources.js';
 import { ANCHORS } from './anchors/index.js';
 import { describeDetections, loopwatchDetections } from './loopwatch.js';
@@ -11,8 +12,8 @@ import { loadCorpusFile, type Corpus } from './runs.js';
 
 /**
  * Does detection see on the pseudonymized runs what it sees on the originals? For each run,
- * loopwatch's detections (kind, rule, level, call, count) and every anchor's first intervention
- * and first stop are compared. Needs the originals (`npm run corpus:extract && npm run
+ * loopwatch's detections (kind, rule, level, call, count), every anchor's first intervention
+ * and first stop, and the equality classes of calls and of user messages are compared. Needs the originals (`npm run corpus:extract && npm run
  * corpus:build`); sources without them are skipped.
  */
 
@@ -37,19 +38,51 @@ export interface Agreement {
    * for rules not written yet, not only for today's detections.
    */
   readonly sameFingerprintClasses: number;
+  /**
+   * Runs whose user messages (`gen_ai.input.messages`) fall into the same classes on both sides:
+   * two messages are equal, and two words (lowercased) are equal, on the pseudonymized run
+   * exactly when they are on the original. What a rule can learn from user text is read there.
+   */
+  readonly sameUserMessageClasses: number;
   readonly mismatches: readonly AgreementMismatch[];
+}
+
+/** First-seen numbering of values: equal strings from two sides mean equal equality classes. */
+function classNamer<T>(): (v: T) => string {
+  const names = new Map<T, number>();
+  return (v) => {
+    let n = names.get(v);
+    if (n === undefined) names.set(v, (n = names.size));
+    return String(n);
+  };
+}
+
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/** Each user message's class and its words' classes, chat span by chat span. */
+function userMessageClasses(spans: readonly DecodedSpan[]): string {
+  const message = classNamer<string>();
+  const word = classNamer<string>();
+  return spans
+    .filter((s) => typeof s.attributes[ATTR_GEN_AI_INPUT_MESSAGES] === 'string')
+    .sort((a, b) => a.startTime - b.startTime)
+    .map((s) => {
+      const messages = JSON.parse(String(s.attributes[ATTR_GEN_AI_INPUT_MESSAGES])) as InputMessage[];
+      return messages
+        .map((m) => {
+          const text = m.parts.map((p) => p.content).join('\n');
+          return `${message(text)}:${(text.toLowerCase().match(WORD) ?? []).map(word).join(',')}`;
+        })
+        .join(' ');
+    })
+    .join(' | ');
 }
 
 /** Each call's fingerprints, renamed to first-seen order: equal strings mean equal equality classes. */
 function fingerprintClasses(spans: readonly DecodedSpan[], engine: LoopEngine): string {
   const tools = spans.filter((s) => genAiAdapter.isToolSpan(s)).sort((a, b) => a.startTime - b.startTime);
-  const names = new Map<number, number>();
-  const rename = (h: number | undefined): string => {
-    if (h === undefined) return '-';
-    let n = names.get(h);
-    if (n === undefined) names.set(h, (n = names.size));
-    return String(n);
-  };
+  const name = classNamer<number>();
+  const rename = (h: number | undefined): string => (h === undefined ? '-' : name(h));
   return tools
     .map((s) => {
       const f = genAiAdapter.readToolCall(s);
@@ -80,6 +113,7 @@ function compare(original: Corpus, pseudonymized: Corpus): Agreement {
   const originalSpans = spansOf(original);
   const pseudonymSpans = spansOf(pseudonymized);
   let sameFingerprintClasses = 0;
+  let sameUserMessageClasses = 0;
   const a = loopwatchDetections(original);
   const b = loopwatchDetections(pseudonymized);
   const other = new Map(pseudonymized.runs.map((r) => [r.runId, r]));
@@ -102,6 +136,10 @@ function compare(original: Corpus, pseudonymized: Corpus): Agreement {
     const cb = fingerprintClasses(pseudonymSpans.get(twin.traceId) ?? [], engine);
     if (ca === cb) sameFingerprintClasses++;
     else mismatches.push({ runId: run.runId, detector: 'fingerprint classes', original: ca.slice(0, 200), pseudonymized: cb.slice(0, 200) });
+    const ua = userMessageClasses(originalSpans.get(run.traceId) ?? []);
+    const ub = userMessageClasses(pseudonymSpans.get(twin.traceId) ?? []);
+    if (ua === ub) sameUserMessageClasses++;
+    else mismatches.push({ runId: run.runId, detector: 'user message classes', original: ua.slice(0, 200), pseudonymized: ub.slice(0, 200) });
     for (const anchor of ANCHORS) {
       const va = anchor.run(run);
       const vb = anchor.run(twin);
@@ -111,7 +149,7 @@ function compare(original: Corpus, pseudonymized: Corpus): Agreement {
     }
     if (mismatches.length === before) agreeing++;
   }
-  return { corpus: original.id, runs: original.runs.length, agreeing, detections, sameFingerprintClasses, mismatches };
+  return { corpus: original.id, runs: original.runs.length, agreeing, detections, sameFingerprintClasses, sameUserMessageClasses, mismatches };
 }
 
 /** Agreement for every source whose originals and corpus file are present. */

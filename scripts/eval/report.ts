@@ -90,9 +90,9 @@ export function formatAgreement(agreement: readonly Agreement[]): string {
   if (agreement.length === 0) return '\nAgreement: no originals under .tmp/real-originals (run npm run corpus:extract && npm run corpus:build); skipped.\n';
   const runs = agreement.reduce((n, a) => n + a.runs, 0);
   const agreeing = agreement.reduce((n, a) => n + a.agreeing, 0);
-  const out = [`\nAgreement, pseudonymized vs original (per run: loopwatch's detections, every anchor's verdict, the fingerprint classes of every call): ${agreeing}/${runs} runs`];
+  const out = [`\nAgreement, pseudonymized vs original (per run: loopwatch's detections, every anchor's verdict, the fingerprint classes of every call, the classes of user messages and their words): ${agreeing}/${runs} runs`];
   for (const a of agreement) {
-    out.push(`  ${a.corpus}: ${a.agreeing}/${a.runs} runs agree; fingerprint classes identical in ${a.sameFingerprintClasses}/${a.runs}; ${a.detections} loopwatch detections on the originals`);
+    out.push(`  ${a.corpus}: ${a.agreeing}/${a.runs} runs agree; fingerprint classes identical in ${a.sameFingerprintClasses}/${a.runs}; user message classes in ${a.sameUserMessageClasses}/${a.runs}; ${a.detections} loopwatch detections on the originals`);
     for (const m of a.mismatches.slice(0, 20)) out.push(`    ${m.runId} ${m.detector}: original ${m.original || '-'} | pseudonymized ${m.pseudonymized || '-'}`);
   }
   return out.join('\n') + '\n';

@@ -11,12 +11,14 @@ import { agreementAll } from '../../scripts/eval/agreement.js';
 const present = SOURCES.filter((s) => exists(originalOtlpFile(s.id)));
 
 describe.skipIf(present.length === 0)('pseudonymized vs original runs (needs .tmp/real-originals)', () => {
-  it('every run: the same loopwatch detections, the same anchor verdicts, the same fingerprint classes', () => {
+  it('every run: the same loopwatch detections, the same anchor verdicts, the same fingerprint and user message classes', () => {
     const all = agreementAll();
     expect(all.map((a) => a.corpus)).toEqual(present.map((s) => s.id));
     for (const a of all) {
       expect(a.mismatches, a.corpus).toEqual([]);
       expect(a.sameFingerprintClasses).toBe(a.runs);
+      expect(a.sameUserMessageClasses).toBe(a.runs);
     }
-  });
+    // replays every run twice (original and pseudonymized) through loopwatch and every anchor
+  }, 600_000);
 });

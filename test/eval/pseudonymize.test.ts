@@ -44,6 +44,13 @@ describe('pseudonyms', () => {
     expect(new Set(words.map((w) => p.text(w))).size).toBe(words.length);
   });
 
+  it('a year stays, alone as in a date; no other number becomes one', () => {
+    const p = pseudonymizer();
+    expect(p.text('in 2026, on 2026-03-15')).toBe('in 2026, on 2026-03-15'.replace('in', p.text('in')).replace('on', p.text('on')));
+    const out = Array.from({ length: 300 }, (_, i) => p.text(String(1000 + i * 29)));
+    expect(out.filter((n, i) => /^(19|20)\d\d$/.test(n) && n !== String(1000 + i * 29))).toEqual([]);
+  });
+
   it('a number is never pseudonymized into an epoch of the run, which is kept as it is', () => {
     // a run whose window covers half of the ten-digit numbers that start with 1
     const p = new RunPseudonymizer({ key, runId: 'run-1', from: 1_000_000_000_000, to: 1_500_000_000_000 });
