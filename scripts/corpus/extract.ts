@@ -8,9 +8,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { findBlobs, headCommit, mirrorDir, readBlob } from './mirror.js';
+import { findBlobs, findHeadBlobs, headCommit, mirrorDir, readBlob } from './mirror.js';
 import { sweAgentRun } from './formats/swe-agent.js';
+import { liveMcpRuns, type LiveMcpTask } from './formats/livemcp.js';
 import { tau2Runs, type Tau2File } from './formats/tau2.js';
+import { toolathlonRun, type ToolathlonFile } from './formats/toolathlon.js';
 import { exists, MANIFEST, originalRunsFile, writeLines } from './files.js';
 import type { CorpusRun } from './run.js';
 import { SOURCES, type SourceSpec } from './sources.js';
@@ -51,7 +53,8 @@ function sampleRuns(spec: SourceSpec, runs: CorpusRun[]): CorpusRun[] {
 export function extractSource(spec: SourceSpec): { runs: CorpusRun[]; entry: ManifestEntry } | undefined {
   const dir = mirrorDir(spec.repo);
   if (!dir) return undefined;
-  const blobs = findBlobs(dir, spec.paths);
+  const blobs = spec.newestOnly ? findHeadBlobs(dir, spec.paths) : findBlobs(dir, spec.paths);
+  const base = Date.parse(spec.base ?? '2025-01-01T00:00:00Z');
   const runs: CorpusRun[] = [];
   const seenSimulations = new Set<string>();
   const used: Array<{ path: string; blob: string; run?: string }> = [];
@@ -59,8 +62,19 @@ export function extractSource(spec: SourceSpec): { runs: CorpusRun[]; entry: Man
     const text = readBlob(dir, blob);
     if (spec.format === 'swe-agent') {
       const id = basename(path).replace(/\.traj$/, '');
-      runs.push(sweAgentRun(text, { id, source: spec.id, agent: spec.agent, model: spec.model ?? 'unknown', base: Date.parse(spec.base ?? '2025-01-01T00:00:00Z') + runs.length * 86_400_000 }));
+      runs.push(sweAgentRun(text, { id, source: spec.id, agent: spec.agent, model: spec.model ?? 'unknown', base: base + runs.length * 86_400_000 }));
       used.push({ path, blob, run: id });
+      continue;
+    }
+    if (spec.format === 'toolathlon') {
+      const run = toolathlonRun(JSON.parse(text) as ToolathlonFile, { name: basename(path), source: spec.id, agent: spec.agent, base: base + runs.length * 86_400_000 });
+      runs.push(run);
+      used.push({ path, blob, run: run.id });
+      continue;
+    }
+    if (spec.format === 'livemcp') {
+      runs.push(...liveMcpRuns(JSON.parse(text) as LiveMcpTask[], { source: spec.id, agent: spec.agent, model: spec.model ?? 'unknown', base }));
+      used.push({ path, blob });
       continue;
     }
     let file: Tau2File;

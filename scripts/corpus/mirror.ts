@@ -53,6 +53,16 @@ export function findBlobs(dir: string, path: RegExp): BlobRef[] {
   return out.sort((a, b) => a.path.localeCompare(b.path) || a.blob.localeCompare(b.blob));
 }
 
+/** The blobs of the newest commit (HEAD) whose path matches, present in the snapshot, sorted by path. */
+export function findHeadBlobs(dir: string, path: RegExp): BlobRef[] {
+  const out: BlobRef[] = [];
+  for (const line of git(dir, ['ls-tree', '-r', 'HEAD']).split('\n')) {
+    const m = /^\d+ blob ([0-9a-f]+)\t(.+)$/.exec(line);
+    if (m?.[1] && m[2] && path.test(m[2]) && blobExists(dir, m[1])) out.push({ path: m[2], blob: m[1] });
+  }
+  return out.sort((a, b) => a.path.localeCompare(b.path));
+}
+
 function blobExists(dir: string, sha: string): boolean {
   try {
     return git(dir, ['cat-file', '-t', sha]).trim() === 'blob';

@@ -5,7 +5,8 @@ import type { CorpusRun } from './run.js';
  * One run as one OTLP/JSON document, as an OpenTelemetry SDK would export it: a root
  * `invoke_agent` span, a `chat` span per model turn (with token usage when the source has it),
  * an `execute_tool` span per tool call (arguments and result as JSON / text strings, failures as
- * status ERROR with `error.type`), parallel calls of one turn overlapping under the same parent.
+ * status ERROR with `error.type` unless the failure has no class: a command that exited non-zero),
+ * parallel calls of one turn overlapping under the same parent.
  * User messages are `gen_ai.user.message` events on the root (their times), and their content is
  * `gen_ai.input.messages` on the `chat` span that follows them. The corpus' own attributes
  * (`corpus.*`) name the run and how it ended.
@@ -108,8 +109,9 @@ export function runToOtlp(run: CorpusRun): object {
         attr('gen_ai.tool.call.arguments', argumentsText(call.arguments)),
       ];
       if (call.id !== undefined) attributes.push(attr('gen_ai.tool.call.id', call.id));
-      if (call.error !== undefined) attributes.push(attr('error.type', '_OTHER'));
-      else if (call.result !== undefined) attributes.push(attr('gen_ai.tool.call.result', call.result));
+      if (call.error !== undefined) {
+        if (call.errorType !== null) attributes.push(attr('error.type', call.errorType ?? '_OTHER'));
+      } else if (call.result !== undefined) attributes.push(attr('gen_ai.tool.call.result', call.result));
       spans.push({
         traceId,
         spanId: id(`${traceId}:tool:${callNo}`, 8),

@@ -17,6 +17,12 @@ export interface CorpusCall {
   readonly result?: string;
   /** Present when the source says the call failed: its error text. */
   readonly error?: string;
+  /**
+   * The failure's class as an instrumentation records it (`error.type`): `tool_error` for an MCP
+   * result with `isError`, `null` for none (a command that exited non-zero: status ERROR only).
+   * Absent: `_OTHER` (the source says only that the call failed).
+   */
+  readonly errorType?: string | null;
   /** Call id as the source recorded it (a random id). */
   readonly id?: string;
   /** Epoch milliseconds. */
