@@ -4,7 +4,7 @@
  * `npm run corpus:build` pseudonymizes them into `test/fixtures/real/`.
  */
 
-export type SourceFormat = 'swe-agent' | 'tau2';
+export type SourceFormat = 'swe-agent' | 'tau2' | 'toolathlon' | 'livemcp';
 
 export interface SourceSpec {
   /** Corpus id: file names, table rows, label files. */
@@ -18,8 +18,10 @@ export interface SourceSpec {
   readonly format: SourceFormat;
   /** Paths (anywhere in the repository's history) of the files to read. */
   readonly paths: RegExp;
+  /** Read only the newest commit's files: a file its authors corrected replaces its earlier version. */
+  readonly newestOnly?: true;
   readonly agent: string;
-  /** SWE-agent files name no model. */
+  /** Files that name no model (SWE-agent, LiveMCPBench). */
   readonly model?: string;
   /** Synthetic start of the first run (sources without timestamps). */
   readonly base?: string;
@@ -101,6 +103,33 @@ export const SOURCES: readonly SourceSpec[] = [
     format: 'tau2',
     paths: /^runs\/[^/]+\/tau2_artifacts\/results\.json$/,
     agent: 'tau2-llm-agent',
+  },
+  {
+    id: 'toolathlon',
+    title: 'Toolathlon: Claude 4.5 Sonnet and DeepSeek-V3.2-Exp driving real MCP servers (Notion, GitHub, Canvas, Sheets, BigQuery, Playwright, terminal, ...)',
+    repo: 'WaitHZ/toolathlon-traj-website',
+    licence: 'none stated in the repository; the runs are the Toolathlon authors\' published trajectories (the benchmark\'s replay site, by one of its authors), published for viewing',
+    origin: 'trajs/ of the Toolathlon trajectory replay site (the same runs as the authors\' Toolathlon-Trajectories release)',
+    format: 'toolathlon',
+    paths: /^trajs\/[^/]+_[^/]+\.json$/,
+    newestOnly: true,
+    agent: 'toolathlon',
+    base: '2025-10-21T00:00:00Z',
+    sample: { always: /^(?!pass$|fail$)/, others: 60 },
+    heldOut: true,
+  },
+  {
+    id: 'livemcp-copilot',
+    title: 'LiveMCPBench: MCP Copilot Agent (Claude Sonnet 4) over 70 MCP servers through one generic execute-tool',
+    repo: 'icip-cas/LiveMCPBench',
+    licence: 'Apache-2.0 (repository LICENSE)',
+    origin: 'baseline/output of the repository (the authors\' baseline run)',
+    format: 'livemcp',
+    paths: /^baseline\/output\/claude-sonnet-4-20250514_Qwen3-Embedding-0\.6B\.json$/,
+    agent: 'mcp-copilot',
+    model: 'claude-sonnet-4-20250514',
+    base: '2025-07-22T00:00:00Z',
+    heldOut: true,
   },
 ];
 
