@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { originalsDir } from './files.js';
-import { RunPseudonymizer } from './pseudonymize.js';
+import { markupNames, RunPseudonymizer } from './pseudonymize.js';
 import type { CorpusCall, CorpusRun } from './run.js';
 
 /** The local secret behind the pseudonyms: created once next to the originals, never committed. */
@@ -21,7 +21,11 @@ export function pseudonymKey(): Buffer {
  */
 export function pseudonymizeRun(run: CorpusRun, key: Buffer): CorpusRun {
   const times = run.turns.flatMap((t) => [t.start, t.end]);
-  const p = new RunPseudonymizer({ key, runId: `${run.source}\0${run.id}`, from: Math.min(...times), to: Math.max(...times) });
+  const texts = run.turns.flatMap((t) => [
+    ...(t.kind === 'user' && t.text !== undefined ? [t.text] : []),
+    ...t.calls.flatMap((c) => [typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? null), c.result ?? '', c.error ?? '']),
+  ]);
+  const p = new RunPseudonymizer({ key, runId: `${run.source}\0${run.id}`, from: Math.min(...times), to: Math.max(...times), markupNames: markupNames(texts) });
   const call = (c: CorpusCall): CorpusCall => ({
     ...c,
     arguments: typeof c.arguments === 'string' ? p.text(c.arguments) : p.value(c.arguments),

@@ -61,6 +61,26 @@ const PROTECTED =
 /** Runs of letters and digits; everything else (space, punctuation) is copied. */
 const TOKEN = /[\p{L}\p{N}]+/gu;
 
+/** The token `s[start, end)` names a markup tag: `<name>`, `</name>`, `<name attr…>`, `<name/>`. */
+function isTagName(s: string, start: number, end: number): boolean {
+  const before = s.slice(Math.max(0, start - 2), start);
+  const after = s.slice(end, end + 1) || '>';
+  return (before.endsWith('<') || before === '</') && /^[>\s/]/.test(after);
+}
+
+/** The markup tag names (lowercase) of some texts: the words a run keeps wherever they stand. */
+export function markupNames(texts: Iterable<string>): Set<string> {
+  const names = new Set<string>();
+  for (const s of texts) {
+    if (!s.includes('<')) continue;
+    TOKEN.lastIndex = 0;
+    for (let m = TOKEN.exec(s); m !== null; m = TOKEN.exec(s)) {
+      if (isTagName(s, m.index, m.index + m[0].length)) names.add(m[0].toLowerCase());
+    }
+  }
+  return names;
+}
+
 const SCHEMA_NAME = /^(?:[a-z][a-z0-9]*(?:[_.-][a-z0-9]+)*|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+)$/;
 
 /** Separators of the segments of a command line whose first words are programs. */
@@ -76,6 +96,11 @@ export interface PseudonymizerOptions {
   /** Epoch milliseconds of the run: epoch numbers this close are times and kept. */
   readonly from: number;
   readonly to: number;
+  /**
+   * The run's markup tag names, lowercase (`markupNames` of all its texts): kept as words too,
+   * wherever they stand, so that `html` in `<html>` and in `fetch_html` stays one word.
+   */
+  readonly markupNames?: ReadonlySet<string>;
 }
 
 const DAY_MS = 86_400_000;
@@ -182,11 +207,7 @@ export class RunPseudonymizer {
     for (let m = TOKEN.exec(part); m !== null; m = TOKEN.exec(part)) {
       out += part.slice(at, m.index);
       at = m.index + m[0].length;
-      const i = from + m.index;
-      const before = s.slice(Math.max(0, i - 2), i);
-      const after = s.slice(from + at, from + at + 1) || '>';
-      const isTag = (before.endsWith('<') || before === '</') && /^[>\s/]/.test(after);
-      out += isTag ? m[0] : this.token(m[0]);
+      out += isTagName(s, from + m.index, from + at) ? m[0] : this.token(m[0]);
     }
     return out + part.slice(at);
   }
@@ -223,7 +244,7 @@ export class RunPseudonymizer {
   private word(t: string, ofId: boolean): string {
     const lower = t.toLowerCase();
     const n = [...t].length;
-    if (n <= 1 || KEEP_WORDS.has(lower) || isStatusWord(t)) return t;
+    if (n <= 1 || KEEP_WORDS.has(lower) || isStatusWord(t) || this.options.markupNames?.has(lower)) return t;
     if (ofId && (n <= 2 || (n === 3 && /^[a-f]+$/.test(lower)))) return t;
     const broad = !ofId && n < 8 && /[^a-f]/.test(lower);
     const key = `${broad ? 'w' : 's'}\0${lower}`;

@@ -208,6 +208,27 @@ describe('user messages', () => {
     expect(users(pseudonymizeRun({ ...run, id: 'users-2' }, key))[0]).not.toBe(first);
   });
 
+  it('keep a markup tag name as one word: kept in its tag, kept in every other text of the run', () => {
+    // a context summary quoting a page's `<html>` and a call to `fetch_html`: one word on both sides
+    const tagged: CorpusRun = {
+      ...run,
+      id: 'users-tags',
+      turns: [
+        turn('user', 0, 'The page starts <html lang="en"> and the HTML holds a <script> tag; try the script again'),
+        { kind: 'model', start: 1000, end: 2000, calls: [{ name: 'fetch_html', arguments: { url: 'https://x.org/a.html' }, result: '<html><body>Plain words</body></html>', start: 2001, end: 2500 }] },
+      ],
+    };
+    const out = pseudonymizeRun(tagged, key);
+    const words = (out.turns[0]?.text ?? '').split(/[^A-Za-z]+/);
+    expect(words.filter((w) => /^(html|script)$/i.test(w))).toEqual(['html', 'HTML', 'script', 'script']);
+    expect(words.filter((w) => /^(The|page|starts|lang|holds|tag|try|again)$/.test(w))).toEqual([]);
+    const [call] = out.turns[1]?.calls ?? [];
+    expect(call?.arguments).toMatchObject({ url: expect.stringMatching(/^[a-z]{5}:\/\/[a-z]\.[a-z]{3}\/[a-z]\.html$/) });
+    expect(call?.result).toMatch(/^<html><body>[A-Z][a-z]{4} [a-z]{5}<\/body><\/html>$/);
+    // a word that is no tag name in the run is pseudonymized as before
+    expect(pseudonymizeRun({ ...tagged, turns: [turn('user', 0, 'the script and the html')] }, key).turns[0]?.text).not.toMatch(/script|html/);
+  });
+
   it('reach the OTLP as gen_ai.input.messages on the chat span after them, pseudonymized', () => {
     const doc = runToOtlp(pseudonymizeRun(run, key));
     const text = JSON.stringify(doc);
