@@ -1,4 +1,4 @@
-export { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from './processor.js';
+export { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from './processor/index.js';
 export { ToolLoopError } from './errors.js';
 export { LOOP_EVENT_NAME, LOOP_SUMMARY_EVENT_NAME, ATTR_LOOP_ARGUMENTS_PREVIEW, loopEventAttributes, loopSummaryAttributes } from './otel/event-attributes.js';
 export type { ArgumentPreviewOptions } from './otel/argument-preview.js';
@@ -32,7 +32,7 @@ export {
   type ToolOverride,
   type ToolRole,
   type ModelPriceInput,
-} from './detector/config.js';
+} from './detector/config/index.js';
 export type {
   Evidence,
   LoopDetection,
@@ -94,4 +94,4 @@ export {
   type Dispatcher,
   type WrapDispatcherOptions,
   type GuardSpanAction,
-} from './guard.js';
+} from './guard/index.js';

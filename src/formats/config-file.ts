@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
-import { formatPath, validateConfig, type LoopwatchConfig } from '../detector/config.js';
+import { formatPath, validateConfig, type LoopwatchConfig } from '../detector/config/index.js';
 
 /** A configuration file problem: file, line and key in the message. */
 export class ConfigFileError extends Error {
