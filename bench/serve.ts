@@ -18,7 +18,7 @@ import { bytes, quantile, type Figure } from './support/report.js';
  * arrival downstream), beside the issue's target of 25 000 spans/s per core.
  */
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli.js');
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'packages', 'cli', 'dist', 'cli.js');
 export const TARGET_SPANS_PER_CORE = 25_000;
 const SPANS_PER_REQUEST = 512;
 

@@ -13,7 +13,7 @@ import { scanInputs, type ScanStats } from './scan.js';
 import { addServeCommand } from './serve-command.js';
 import { OutputSink } from './sink.js';
 import { printableLines } from './terminal-text.js';
-import pkg from '../../package.json' with { type: 'json' };
+import pkg from '../../packages/cli/package.json' with { type: 'json' };
 import type { CliIo } from './io.js';
 
 export type { CliIo } from './io.js';

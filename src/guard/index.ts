@@ -8,6 +8,5 @@ export { guardAiSdkTools, type WrapToolsOptions } from './ai-sdk.js';
 export { guardDispatcher, type Dispatcher, type WrapDispatcherOptions } from './dispatcher.js';
 export { isLoopHint, LOOP_HINT_TYPE, type LoopHint } from './hint.js';
 export { isTransientError } from './transient.js';
-export { ATTR_LOOP_ACTION, type GuardSpanAction } from './span-mark.js';
 export type { GuardAction, BackoffOptions, HintContext, ToolLoopGuardOptions } from './options.js';
 export type { GuardEvent, GuardOutcome, GuardedCallRecord } from './events.js';
