@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tmp/**', '**/node_modules/**', 'collector-config/_build/**', 'dashboards/*.json', '**/.run/**', 'src/otlp/gen/**'],
+    ignores: ['dist/**', 'packages/cli/dist/**', 'node_modules/**', 'coverage/**', '.tmp/**', '**/node_modules/**', 'collector-config/_build/**', 'dashboards/*.json', '**/.run/**', 'src/formats/protobuf/gen/**'],
   },
   js.configs.recommended,
   ...tseslint.configs.strict,

@@ -1,4 +1,4 @@
-import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, fingerprint, LoopEngine, type FingerprintOptions, type ToolCall, type TraceDetector } from '../dist/index.js';
+import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, fingerprint, LoopEngine, type FingerprintOptions, type ToolCall, type TraceDetector } from '../dist/advanced.js';
 import { NAIVE_WINDOW, NaiveTrace, naiveKey } from './support/naive.js';
 import { argumentsOfSize, jsonOfSize } from './support/payloads.js';
 import { childSpan, pipeline, rootSpan } from './support/pipeline.js';

@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const quick = args.includes('--quick');
   const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-  if (!existsSync(join(root, 'dist', 'index.js')) || !existsSync(join(root, 'dist', 'cli.js'))) {
+  if (!existsSync(join(root, 'dist', 'index.js')) || !existsSync(join(root, 'packages', 'cli', 'dist', 'cli.js'))) {
     console.error('bench: build first (npm run build); npm run bench does');
     process.exitCode = 2;
     return;

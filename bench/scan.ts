@@ -13,7 +13,7 @@ import { bytes, type Figure } from './support/report.js';
  * complete).
  */
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli.js');
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'packages', 'cli', 'dist', 'cli.js');
 
 /** Peak RSS growth from the small input to the large one still counted as flat. */
 export const FLAT_TOLERANCE = 1.25;

@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
 import { Agent, createServer, request, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decodeTraceRequest, encodeTraceRequest } from '../src/otlp/codec.js';
-import { ExportTraceServiceRequestSchema } from '../src/otlp/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
-import { hexOf } from '../src/otlp/span-view.js';
+import { decodeTraceRequest, encodeTraceRequest } from '../src/formats/protobuf/codec.js';
+import { ExportTraceServiceRequestSchema } from '../src/formats/protobuf/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
+import { hexOf } from '../src/formats/protobuf/span-view.js';
 import { LoopwatchServer } from '../src/serve/server.js';
 import { bytes, quantile, type Figure } from './support/report.js';
 
@@ -18,7 +18,7 @@ import { bytes, quantile, type Figure } from './support/report.js';
  * arrival downstream), beside the issue's target of 25 000 spans/s per core.
  */
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli.js');
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'packages', 'cli', 'dist', 'cli.js');
 export const TARGET_SPANS_PER_CORE = 25_000;
 const SPANS_PER_REQUEST = 512;
 

@@ -1,7 +1,7 @@
 /**
  * Generates schema/loopwatch.schema.json, the JSON Schema of loopwatch's configuration file
  * (`loopwatch scan --config`, LOOPWATCH_CONFIG, and the object the processor takes), from the
- * configuration module's own key lists and number limits (src/detector/config.ts), so the schema
+ * configuration module's own key lists and number limits (src/detector/config/index.ts), so the schema
  * editors use and the validator loopwatch runs cannot drift apart. `npm run schema` writes it;
  * `npm run schema -- --check` exits 1 when the committed file is stale (the tests do the same).
  *
@@ -28,7 +28,7 @@ import {
   TOOL_ROLES,
   VOLATILE_KEYS_KEYS,
   type NumberLimits,
-} from '../src/detector/config.js';
+} from '../src/detector/config/index.js';
 
 export const SCHEMA_FILE = 'schema/loopwatch.schema.json';
 /** Where editors find it once loopwatch is installed, and on the npm CDN. */
@@ -142,7 +142,7 @@ export function buildConfigSchema(): Schema {
     $id: SCHEMA_ID,
     title: 'loopwatch configuration',
     description:
-      'loopwatch.yaml: thresholds, tool roles and volatile keys for loop detection (loopwatch scan --config, LOOPWATCH_CONFIG, new LoopDetectionSpanProcessor(config)). Generated from src/detector/config.ts by scripts/config-schema.ts.',
+      'loopwatch.yaml: thresholds, tool roles and volatile keys for loop detection (loopwatch scan --config, LOOPWATCH_CONFIG, new LoopDetectionSpanProcessor(config)). Generated from src/detector/config/index.ts by scripts/config-schema.ts.',
     type: ['object', 'null'],
     additionalProperties: false,
     properties: Object.fromEntries(CONFIG_KEYS.map((k) => [k, top[k]])),

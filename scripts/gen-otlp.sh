@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates src/otlp/gen/ (committed): TypeScript for the OTLP trace messages and the
+# Regenerates src/formats/protobuf/gen/ (committed): TypeScript for the OTLP trace messages and the
 # google.rpc.Status error body, made by protoc-gen-es (@bufbuild/protobuf's generator) from the
 # official definitions as their owners publish them on Maven Central:
 #   io.opentelemetry.proto:opentelemetry-proto      (opentelemetry-proto's .proto files)

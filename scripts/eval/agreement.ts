@@ -2,7 +2,7 @@ import { genAiAdapter } from '../../src/conventions/gen-ai.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { buildToolCall } from '../../src/detector/tool-call.js';
 import type { ToolCall } from '../../src/detector/types.js';
-import type { DecodedSpan } from '../../src/cli/otlp-json.js';
+import type { DecodedSpan } from '../../src/formats/otlp-json.js';
 import { corpusFile, exists, originalOtlpFile } from '../corpus/files.js';
 import { ATTR_GEN_AI_INPUT_MESSAGES, type InputMessage } from '../corpus/otlp.js';
 import { SOURCES } from '../corpus/sources.js';

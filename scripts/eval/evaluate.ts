@@ -1,4 +1,4 @@
-import type { LoopwatchConfig } from '../../src/detector/config.js';
+import type { LoopwatchConfig } from '../../src/detector/config/index.js';
 import type { LoopDetection } from '../../src/detector/types.js';
 import { ANCHORS } from './anchors/index.js';
 import { loadLabels, type RunLabel } from './labels.js';

@@ -5,8 +5,8 @@
  * loopwatch breaks the floor (a critical on a run labelled honest, or a labelled loop not caught).
  */
 import { Command, Option } from 'commander';
-import type { LoopwatchConfig } from '../../src/detector/config.js';
-import { loadConfigFile } from '../../src/cli/config-file.js';
+import type { LoopwatchConfig } from '../../src/detector/config/index.js';
+import { loadConfigFile } from '../../src/formats/config-file.js';
 import { agreementAll, type Agreement } from './agreement.js';
 import { evaluateCorpus, floorFailures, LOOPWATCH, type CorpusResult } from './evaluate.js';
 import { loadRealCorpora, loadSyntheticCorpus, SYNTHETIC_ID } from './runs.js';

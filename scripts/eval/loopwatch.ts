@@ -1,6 +1,6 @@
-import { TraceReplayer } from '../../src/traces/trace-replay.js';
+import { TraceReplayer } from '../../src/replay/trace-replay.js';
 import { defaultAdapters } from '../../src/conventions/index.js';
-import type { LoopwatchConfig } from '../../src/detector/config.js';
+import type { LoopwatchConfig } from '../../src/detector/config/index.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import type { LoopDetection } from '../../src/detector/types.js';
 import type { Corpus } from './runs.js';

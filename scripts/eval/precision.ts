@@ -1,6 +1,6 @@
-import type { DecodedSpan } from '../../src/cli/otlp-json.js';
+import type { DecodedSpan } from '../../src/formats/otlp-json.js';
 import { ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, ATTR_GEN_AI_TOOL_CALL_RESULT, ATTR_GEN_AI_TOOL_NAME } from '../../src/conventions/attributes.js';
-import type { LoopwatchConfig } from '../../src/detector/config.js';
+import type { LoopwatchConfig } from '../../src/detector/config/index.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { buildToolCall } from '../../src/detector/tool-call.js';
 import { describeDetections, loopwatchDetections } from './loopwatch.js';

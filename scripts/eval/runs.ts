@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeTracesData, type DecodedSpan } from '../../src/cli/otlp-json.js';
+import { decodeTracesData, type DecodedSpan } from '../../src/formats/otlp-json.js';
 import { corpusFile, exists, readLines, REPO_ROOT } from '../corpus/files.js';
 import { SOURCES } from '../corpus/sources.js';
 import { splitOf, type Split } from './split.js';

@@ -2,11 +2,11 @@ import type { Readable } from 'node:stream';
 import type { ConventionAdapter } from '../conventions/types.js';
 import type { PriceTable } from '../cost/prices.js';
 import type { LoopEngine } from '../detector/engine.js';
-import { TraceReplayer, type ReplayedTrace } from '../traces/trace-replay.js';
-import { readDocuments, type InputDocument } from './documents.js';
-import { InputError, type InputFile } from './input.js';
-import { OtlpFormatError, type DecodedSpan } from './otlp-json.js';
-import { decodeJsonDocument, decodeProtobufDocument } from './trace-formats.js';
+import { TraceReplayer, type ReplayedTrace } from '../replay/trace-replay.js';
+import { readDocuments, type InputDocument } from '../formats/documents.js';
+import { InputError, type InputFile } from '../formats/input.js';
+import { OtlpFormatError, type DecodedSpan } from '../formats/otlp-json.js';
+import { decodeJsonDocument, decodeProtobufDocument } from '../formats/trace-formats.js';
 
 export interface ScanStats {
   /** Files read to their end; a file with an error is counted in `failedFiles` instead. */

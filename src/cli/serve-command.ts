@@ -9,11 +9,11 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '../conventions/attributes.js';
-import { ConfigError, type LoopwatchConfig } from '../detector/config.js';
+import { ConfigError, type LoopwatchConfig } from '../detector/config/index.js';
 import { LoopEngine } from '../detector/engine.js';
-import type { OtlpEncoding } from '../otlp/codec.js';
+import type { OtlpEncoding } from '../formats/protobuf/codec.js';
 import { DEFAULT_FORWARD_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT, DEFAULT_TRACE_WAIT_MS, LoopwatchServer } from '../serve/server.js';
-import { ConfigFileError, loadConfigFile } from './config-file.js';
+import { ConfigFileError, loadConfigFile } from '../formats/config-file.js';
 import type { CliIo } from './io.js';
 
 interface ServeFlags {

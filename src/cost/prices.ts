@@ -1,5 +1,5 @@
 import type { ModelUsage } from '../conventions/usage.js';
-import type { ModelPriceInput } from '../detector/config.js';
+import type { ModelPriceInput } from '../detector/config/index.js';
 import { compileToolGlob, type ToolGlob } from '../detector/tool-glob.js';
 
 interface PatternEntry {

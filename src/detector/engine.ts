@@ -1,5 +1,5 @@
 import { combine, hashString, type Hash } from '../fingerprint/hash.js';
-import { resolveConfig, type LoopwatchConfig, type ResolvedConfig } from './config.js';
+import { resolveConfig, type LoopwatchConfig, type ResolvedConfig } from './config/index.js';
 import { ToolPolicies } from './policy.js';
 import { retainedName } from './retained-name.js';
 import { TraceDetector, type SharedDetection } from './trace-detector.js';

@@ -1,7 +1,7 @@
 import { combine, toHex, UnorderedHash, type Hash } from '../fingerprint/hash.js';
 import { EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_CALL, SEEN_OUT, SEEN_TOOL, type CallContext, type Measurement } from './call-rules.js';
 import { CycleTracker, type CycleFinding } from './cycle.js';
-import type { ResolvedConfig } from './config.js';
+import type { ResolvedConfig } from './config/index.js';
 import {
   ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, WAIT,
 } from './history.js';

@@ -1,4 +1,4 @@
-import { ConfigError, validateConfig, type ConfigIssue, type LoopwatchConfig } from '../detector/config.js';
+import { ConfigError, validateConfig, type ConfigIssue, type LoopwatchConfig } from '../detector/config/index.js';
 import type { LoopEngine } from '../detector/engine.js';
 import type { LoopDetection } from '../detector/types.js';
 import type { GuardEvent } from './events.js';

@@ -2,7 +2,7 @@ import { readModelUsage } from '../conventions/usage.js';
 import { PriceTable } from '../cost/prices.js';
 import { traceLoopSummary, type TraceLoopSummary } from '../cost/summary.js';
 import { TraceCost, withSpend } from '../cost/trace-cost.js';
-import type { ModelPriceInput } from '../detector/config.js';
+import type { ModelPriceInput } from '../detector/config/index.js';
 import type { LoopDetection } from '../detector/types.js';
 import { log, notifyContained } from '../otel/diag.js';
 import { LOOP_SUMMARY_EVENT_NAME, loopSummaryAttributes } from '../otel/event-attributes.js';

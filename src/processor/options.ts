@@ -3,7 +3,7 @@ import type { MeterProvider } from '@opentelemetry/api';
 import type { ConventionAdapter } from '../conventions/types.js';
 import type { TraceLoopSummary } from '../cost/summary.js';
 import type { ToolLoopError } from '../errors.js';
-import { ConfigError, type ConfigIssue, type LoopwatchConfig } from '../detector/config.js';
+import { ConfigError, type ConfigIssue, type LoopwatchConfig } from '../detector/config/index.js';
 import type { LoopDetection } from '../detector/types.js';
 import type { LoopLoggerProvider } from '../otel/loop-logs.js';
 import { resolvePreview, type ArgumentPreviewOptions, type ResolvedPreview } from '../otel/argument-preview.js';

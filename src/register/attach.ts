@@ -1,5 +1,5 @@
 import { trace, type TracerProvider } from '@opentelemetry/api';
-import type { LoopDetectionSpanProcessor } from '../processor.js';
+import type { LoopDetectionSpanProcessor } from '../processor/index.js';
 
 /**
  * Opt-in (`LOOPWATCH_REGISTER=attach`): adds loopwatch to the tracer provider the application

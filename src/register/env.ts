@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { parseConfigText } from '../cli/config-file.js';
-import { DEFAULT_MODE, MODES, RULE_KEYS, type LoopwatchConfig, type RuleKey, type ThresholdInput, type ToolOverride } from '../detector/config.js';
-import type { LoopDetectionSpanProcessorOptions } from '../processor.js';
+import { parseConfigText } from '../formats/config-file.js';
+import { DEFAULT_MODE, MODES, RULE_KEYS, type LoopwatchConfig, type RuleKey, type ThresholdInput, type ToolOverride } from '../detector/config/index.js';
+import type { LoopDetectionSpanProcessorOptions } from '../processor/index.js';
 
 /** How `loopwatch/register` turns itself on. */
 export type RegisterMode = 'sdk' | 'attach' | 'off';

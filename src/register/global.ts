@@ -1,4 +1,4 @@
-import type { LoopDetectionSpanProcessor } from '../processor.js';
+import type { LoopDetectionSpanProcessor } from '../processor/index.js';
 
 /** Where `loopwatch/register` leaves its processor; a global symbol, so the ESM and CJS builds share it. */
 const KEY = Symbol.for('loopwatch.registered-processor');

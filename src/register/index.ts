@@ -4,9 +4,9 @@
  * docs/instrumentations.md) and the standard `OTEL_*` ones. Never throws into the app: a problem
  * is printed on stderr and the app starts without loop detection.
  */
-import { ConfigError } from '../detector/config.js';
+import { ConfigError } from '../detector/config/index.js';
 import type { LoopDetection } from '../detector/types.js';
-import { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from '../processor.js';
+import { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from '../processor/index.js';
 import { attachWhenRegistered } from './attach.js';
 import { settingsFromEnv, type LogMode } from './env.js';
 import { flushOnExit } from './exit.js';

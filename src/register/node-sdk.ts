@@ -1,4 +1,4 @@
-import type { LoopDetectionSpanProcessor } from '../processor.js';
+import type { LoopDetectionSpanProcessor } from '../processor/index.js';
 import type { ExporterEndpoint } from './exit.js';
 import { appRequire, appResolve } from './resolve.js';
 

@@ -3,9 +3,9 @@ import { traceLoopSummary } from '../cost/summary.js';
 import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_PROMPT_NAME, ATTR_GEN_AI_TOOL_NAME, GEN_AI_OPERATION_EXECUTE_TOOL } from '../conventions/attributes.js';
 import type { LoopDetection } from '../detector/types.js';
 import { LOOP_EVENT_NAME, LOOP_SUMMARY_EVENT_NAME, loopEventAttributes, loopSummaryAttributes } from '../otel/event-attributes.js';
-import { SpanFlags, Span_EventSchema, type Span } from '../otlp/gen/opentelemetry/proto/trace/v1/trace_pb.js';
-import { hexOf, keyValue } from '../otlp/span-view.js';
-import type { ReplayedTrace } from '../traces/trace-replay.js';
+import { SpanFlags, Span_EventSchema, type Span } from '../formats/protobuf/gen/opentelemetry/proto/trace/v1/trace_pb.js';
+import { hexOf, keyValue } from '../formats/protobuf/span-view.js';
+import type { ReplayedTrace } from '../replay/trace-replay.js';
 import type { HeldSpan } from './held.js';
 
 export interface AnnotateOptions {

@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { CONTENT_TYPE, decodeTraceResponse, encodeTraceRequest, type OtlpEncoding } from '../otlp/codec.js';
+import { CONTENT_TYPE, decodeTraceResponse, encodeTraceRequest, type OtlpEncoding } from '../formats/protobuf/codec.js';
 import { exportRequestOf, type HeldSpan } from './held.js';
 
 export interface ForwarderOptions {

@@ -1,7 +1,7 @@
 import { Server, ServerCredentials, status as GrpcStatus, type ServiceDefinition, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { Duplex } from 'node:stream';
-import { decodeTraceRequest, encodeTraceResponse, OtlpDecodeError } from '../otlp/codec.js';
-import { TraceService } from '../otlp/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
+import { decodeTraceRequest, encodeTraceResponse, OtlpDecodeError } from '../formats/protobuf/codec.js';
+import { TraceService } from '../formats/protobuf/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
 import type { Intake } from './http.js';
 
 /** gRPC metadata key of a retry hint in seconds (the collector reads RetryInfo; this is informational). */

@@ -1,11 +1,11 @@
 import { create } from '@bufbuild/protobuf';
-import type { InstrumentationScope } from '../otlp/gen/opentelemetry/proto/common/v1/common_pb.js';
+import type { InstrumentationScope } from '../formats/protobuf/gen/opentelemetry/proto/common/v1/common_pb.js';
 import {
   ExportTraceServiceRequestSchema,
   type ExportTraceServiceRequest,
-} from '../otlp/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
-import type { Resource } from '../otlp/gen/opentelemetry/proto/resource/v1/resource_pb.js';
-import type { ResourceSpans, ScopeSpans, Span } from '../otlp/gen/opentelemetry/proto/trace/v1/trace_pb.js';
+} from '../formats/protobuf/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
+import type { Resource } from '../formats/protobuf/gen/opentelemetry/proto/resource/v1/resource_pb.js';
+import type { ResourceSpans, ScopeSpans, Span } from '../formats/protobuf/gen/opentelemetry/proto/trace/v1/trace_pb.js';
 
 /** The resource and scope a span arrived under, without the request's other spans. */
 export interface SpanOrigin {

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { gunzip, inflate } from 'node:zlib';
-import { CONTENT_TYPE, decodeTraceRequest, encodeStatus, encodeTraceResponse, encodingOf, OtlpDecodeError, type OtlpEncoding } from '../otlp/codec.js';
-import type { ExportTraceServiceRequest } from '../otlp/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
+import { CONTENT_TYPE, decodeTraceRequest, encodeStatus, encodeTraceResponse, encodingOf, OtlpDecodeError, type OtlpEncoding } from '../formats/protobuf/codec.js';
+import type { ExportTraceServiceRequest } from '../formats/protobuf/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
 import type { IngestResult } from './pipeline.js';
 
 const gunzipAsync = promisify(gunzip);

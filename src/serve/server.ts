@@ -1,13 +1,13 @@
 import { defaultAdapters } from '../conventions/index.js';
 import type { ConventionAdapter } from '../conventions/types.js';
-import type { LoopwatchConfig } from '../detector/config.js';
+import type { LoopwatchConfig } from '../detector/config/index.js';
 import { PriceTable } from '../cost/prices.js';
 import { LoopEngine } from '../detector/engine.js';
 import { LoopLogs, type LoopLoggerProvider } from '../otel/loop-logs.js';
 import { LoopMetrics } from '../otel/loop-metrics.js';
-import type { OtlpEncoding } from '../otlp/codec.js';
+import type { OtlpEncoding } from '../formats/protobuf/codec.js';
 import type { MeterProvider } from '@opentelemetry/api';
-import type { CompletionReason, ReplayedTrace } from '../traces/trace-replay.js';
+import type { CompletionReason, ReplayedTrace } from '../replay/trace-replay.js';
 import { Forwarder, type ForwarderStats } from './forwarder.js';
 import { GrpcFront } from './grpc.js';
 import type { HeldSpan } from './held.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '../..');
-const bin = join(root, 'dist/cli.js');
+const bin = join(root, 'packages/cli/dist/cli.js');
 
 beforeAll(() => {
   // `npm test` builds first; building here too keeps `vitest run test/cli` usable on its own.
@@ -12,7 +12,7 @@ beforeAll(() => {
 }, 120_000);
 
 it('the packaged `loopwatch` bin runs scan with the contract exit codes', () => {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(root, 'packages/cli/package.json'), 'utf8')) as { bin: Record<string, string> };
   expect(pkg.bin.loopwatch).toBe('./dist/cli.js');
   expect(readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node')).toBe(true);
   const fixtures = join(root, 'test/fixtures/otlp');

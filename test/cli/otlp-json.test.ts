@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { locateJsonError, lineAndColumn } from '../../src/cli/json-error.js';
-import { decodeTracesData, OtlpFormatError } from '../../src/cli/otlp-json.js';
+import { locateJsonError, lineAndColumn } from '../../src/formats/json-error.js';
+import { decodeTracesData, OtlpFormatError } from '../../src/formats/otlp-json.js';
 
 const span = (extra: Record<string, unknown> = {}) => ({
   traceId: '4bf92f3577b34da6a3ce929d0e0e4736',

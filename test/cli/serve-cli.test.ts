@@ -9,7 +9,7 @@ import { FakeDownstream } from '../serve/downstream.js';
 import { agentTrace, tracesData } from '../support/otlp.js';
 
 const root = join(import.meta.dirname, '../..');
-const bin = join(root, 'dist/cli.js');
+const bin = join(root, 'packages/cli/dist/cli.js');
 
 beforeAll(() => {
   if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' });

@@ -1,6 +1,7 @@
 import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LoopEngine, buildToolCall, customAdapter, defaultAdapters, genAiAdapter, openInferenceAdapter, aiSdkAdapter } from '../../src/index.js';
+import { customAdapter, defaultAdapters } from '../../src/index.js';
+import { LoopEngine, buildToolCall, genAiAdapter, openInferenceAdapter, aiSdkAdapter } from '../../src/advanced.js';
 import { findToolAdapter } from '../../src/conventions/index.js';
 import type { SpanView, ToolCallFields } from '../../src/conventions/types.js';
 

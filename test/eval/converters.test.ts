@@ -7,7 +7,7 @@ import { runToOtlp } from '../../scripts/corpus/otlp.js';
 import { callsOf } from '../../scripts/corpus/run.js';
 import { loopwatchDetections } from '../../scripts/eval/loopwatch.js';
 import { runsOf, type Corpus } from '../../scripts/eval/runs.js';
-import { decodeTracesData } from '../../src/cli/otlp-json.js';
+import { decodeTracesData } from '../../src/formats/otlp-json.js';
 
 /** Source runs written here in each format's shape (no fetched text), converted and read back. */
 

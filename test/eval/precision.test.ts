@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DecodedSpan } from '../../src/cli/otlp-json.js';
+import type { DecodedSpan } from '../../src/formats/otlp-json.js';
 import { precisionCensus } from '../../scripts/eval/precision.js';
 import { runsOf, type Corpus } from '../../scripts/eval/runs.js';
 

@@ -4,7 +4,7 @@ import { runToOtlp } from '../../scripts/corpus/otlp.js';
 import { RunPseudonymizer } from '../../scripts/corpus/pseudonymize.js';
 import { pseudonymizeRun } from '../../scripts/corpus/pseudonymize-run.js';
 import type { CorpusRun } from '../../scripts/corpus/run.js';
-import { decodeTracesData } from '../../src/cli/otlp-json.js';
+import { decodeTracesData } from '../../src/formats/otlp-json.js';
 import { classifyError } from '../../src/detector/error-class.js';
 import { fingerprint, volatileKeySet } from '../../src/fingerprint/canonical.js';
 import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS } from '../../src/fingerprint/volatile.js';

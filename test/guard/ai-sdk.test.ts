@@ -8,7 +8,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ToolLoopError } from '../../src/errors.js';
-import { isLoopHint, ToolLoopGuard, type GuardAction } from '../../src/guard.js';
+import { isLoopHint, ToolLoopGuard, type GuardAction } from '../../src/guard/index.js';
 import { lastToolOutputs, loopingModel, text, toolCalls } from './support/mock-model.js';
 
 afterEach(() => diag.disable());

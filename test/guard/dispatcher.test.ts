@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ToolLoopError } from '../../src/errors.js';
-import { isLoopHint, ToolLoopGuard, type LoopHint } from '../../src/guard.js';
+import { isLoopHint, ToolLoopGuard, type LoopHint } from '../../src/guard/index.js';
 
 interface Ctx {
   readonly user: string;

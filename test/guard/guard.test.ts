@@ -1,9 +1,9 @@
 import { diag, DiagLogLevel, type DiagLogger } from '@opentelemetry/api';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ConfigError } from '../../src/detector/config.js';
+import { ConfigError } from '../../src/detector/config/index.js';
 import { ToolLoopError } from '../../src/errors.js';
-import { isLoopHint, isTransientError, ToolLoopGuard, type GuardEvent, type LoopHint } from '../../src/guard.js';
-import { LoopDetectionSpanProcessor } from '../../src/processor.js';
+import { isLoopHint, isTransientError, ToolLoopGuard, type GuardEvent, type LoopHint } from '../../src/guard/index.js';
+import { LoopDetectionSpanProcessor } from '../../src/processor/index.js';
 
 const SECRET = 'sk-live-SECRET-4242';
 const args = { q: 'order status', token: SECRET };

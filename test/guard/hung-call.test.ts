@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ToolLoopError } from '../../src/errors.js';
-import { isLoopHint, ToolLoopGuard } from '../../src/guard.js';
+import { isLoopHint, ToolLoopGuard } from '../../src/guard/index.js';
 
 describe('the guard with a hung call', () => {
   it('stops ten identical calls made after a call that never settles', async () => {

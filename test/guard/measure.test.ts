@@ -5,7 +5,7 @@
 import { generateText, stepCountIs, tool } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ToolLoopGuard, type GuardAction } from '../../src/guard.js';
+import { ToolLoopGuard, type GuardAction } from '../../src/guard/index.js';
 import { loopingModel } from './support/mock-model.js';
 import { disableContext, harness, inRun } from './support/otel-harness.js';
 

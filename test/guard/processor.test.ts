@@ -8,7 +8,7 @@ import { generateText, stepCountIs, tool } from 'ai';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ToolLoopError } from '../../src/errors.js';
-import { ToolLoopGuard, type GuardAction } from '../../src/guard.js';
+import { ToolLoopGuard, type GuardAction } from '../../src/guard/index.js';
 import { loopingModel } from './support/mock-model.js';
 import { disableContext, harness, inRun, loopEvents, spansNamed, type Harness } from './support/otel-harness.js';
 

@@ -31,6 +31,8 @@ interface CellOut {
   resolved: string;
   node: string;
   exports: string[];
+  advancedExports: string[];
+  sharedEngine: boolean;
   toolLoopErrorClass: boolean;
   loop: RunOut;
   honest: RunOut;
@@ -79,7 +81,10 @@ describe.each(ALL)('matrix cell $name', (cell) => {
     // the packed package, in the format asked for
     expect(out.format).toBe(format);
     expect(out.resolved).toContain(`${cell.name}/node_modules/loopwatch/dist/index.${format === 'esm' ? 'js' : 'cjs'}`);
-    expect(out.exports).toEqual(['LoopDetectionSpanProcessor', 'ToolLoopError', 'customAdapter', 'defaultAdapters', 'registeredProcessor', 'LoopEngine']);
+    // the root holds what an application calls; the engine is loopwatch/advanced, the same class
+    expect(out.exports).toEqual(['LoopDetectionSpanProcessor', 'ToolLoopError', 'customAdapter', 'defaultAdapters', 'registeredProcessor', 'ToolLoopGuard']);
+    expect(out.advancedExports).toEqual(['LoopEngine', 'buildToolCall', 'LOOP_EVENT_NAME']);
+    expect(out.sharedEngine).toBe(true);
     expect(isCellNode(cell, out.node.replace(/^v/, '')), `${cell.name} ran on ${out.node}`).toBe(true);
 
     const { loop, honest, dialect } = out;

@@ -24,7 +24,7 @@ if [ ! -f dist/index.js ] || [ ! -f dist/register.cjs ] || [ -n "$(find src -nam
   npm run build >&2
 fi
 
-pack_hash="$(cat package.json register/package.json schema/*.json dist/*.js dist/*.cjs dist/*.d.ts dist/*.d.cts 2>/dev/null | hash)"
+pack_hash="$(cat package.json register/package.json advanced/package.json schema/*.json dist/*.js dist/*.cjs dist/*.d.ts dist/*.d.cts 2>/dev/null | hash)"
 tgz="$work/loopwatch.tgz"
 if [ ! -f "$tgz" ] || [ "$(cat "$work/pack.hash" 2>/dev/null)" != "$pack_hash" ]; then
   echo "matrix: packing loopwatch" >&2

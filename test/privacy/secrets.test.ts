@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { ATTR_LOOP_ARGUMENTS_PREVIEW, LoopDetectionSpanProcessor, type LoopDetection, type LoopDetectionSpanProcessorOptions } from '../../src/index.js';
+import { LoopDetectionSpanProcessor, type LoopDetection, type LoopDetectionSpanProcessorOptions } from '../../src/index.js';
+import { ATTR_LOOP_ARGUMENTS_PREVIEW } from '../../src/advanced.js';
 import { agentTrace, tracesData } from '../support/otlp.js';
 
 const SECRET = 'sk-live-4f9c2e71b3a84d0f9e6a5c1d7b2e8f30';

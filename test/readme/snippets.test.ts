@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeTraceRequest, encodeTraceResponse, encodingOf } from '../../src/otlp/codec.js';
+import { decodeTraceRequest, encodeTraceResponse, encodingOf } from '../../src/formats/protobuf/codec.js';
 import { snippetsOf, type Snippet } from './snippets.js';
 
 const REPO = join(import.meta.dirname, '..', '..');

@@ -1,7 +1,7 @@
 import { fromBinary } from '@bufbuild/protobuf';
 import { createServer, type Server } from 'node:http';
-import { ExportTraceServiceRequestSchema } from '../../src/otlp/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
-import { hexOf, plainAttributes } from '../../src/otlp/span-view.js';
+import { ExportTraceServiceRequestSchema } from '../../src/formats/protobuf/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
+import { hexOf, plainAttributes } from '../../src/formats/protobuf/span-view.js';
 
 /** A span as the fake downstream received it. */
 export interface ReceivedSpan {

@@ -1,5 +1,5 @@
 import { LoopEngine } from '../../src/detector/engine.js';
-import type { LoopwatchConfig } from '../../src/detector/config.js';
+import type { LoopwatchConfig } from '../../src/detector/config/index.js';
 import { buildToolCall } from '../../src/detector/tool-call.js';
 import type { LoopDetection } from '../../src/detector/types.js';
 

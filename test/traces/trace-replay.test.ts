@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeTracesData } from '../../src/cli/otlp-json.js';
-import { TraceReplayer, type ReplayedTrace } from '../../src/traces/trace-replay.js';
+import { decodeTracesData } from '../../src/formats/otlp-json.js';
+import { TraceReplayer, type ReplayedTrace } from '../../src/replay/trace-replay.js';
 import { defaultAdapters } from '../../src/conventions/index.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { agentTrace, tracesData, type OtlpSpan } from '../support/otlp.js';

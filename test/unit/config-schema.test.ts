@@ -11,8 +11,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { buildConfigSchema, SCHEMA_FILE, schemaText } from '../../scripts/config-schema.js';
-import { parseConfigText } from '../../src/cli/config-file.js';
-import { RULE_KEYS, validateConfig } from '../../src/detector/config.js';
+import { parseConfigText } from '../../src/formats/config-file.js';
+import { RULE_KEYS, validateConfig } from '../../src/detector/config/index.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const ajv = new Ajv({ strict: true, allErrors: true });

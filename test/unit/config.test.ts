@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, resolveConfig, validateConfig } from '../../src/detector/config.js';
+import { ConfigError, resolveConfig, validateConfig } from '../../src/detector/config/index.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { runAgent, times } from '../support/agent-run.js';
 

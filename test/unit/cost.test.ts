@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { parseConfigText } from '../../src/cli/config-file.js';
+import { parseConfigText } from '../../src/formats/config-file.js';
 import type { ModelUsage } from '../../src/conventions/usage.js';
 import { PriceTable } from '../../src/cost/prices.js';
 import { TraceCost } from '../../src/cost/trace-cost.js';
-import { resolveConfig, validateConfig } from '../../src/detector/config.js';
+import { resolveConfig, validateConfig } from '../../src/detector/config/index.js';
 
 /** `TraceCost` with the count of tool calls recorded, as the processor keeps it. */
 class Trace {

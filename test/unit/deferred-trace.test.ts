@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { LoopwatchConfig } from '../../src/detector/config.js';
+import type { LoopwatchConfig } from '../../src/detector/config/index.js';
 import { DeferredTrace } from '../../src/detector/deferred-trace.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { buildToolCall, type RawToolCall } from '../../src/detector/tool-call.js';

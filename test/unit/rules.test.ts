@@ -3,7 +3,7 @@
  * the rules a tool runs, its policy's lowest level and the sentences about a rule all come from it.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLLER_THRESHOLDS, DEFAULT_THRESHOLDS, DEFAULT_WAIT_THRESHOLDS, RULE_KEYS, validateConfig } from '../../src/detector/config.js';
+import { DEFAULT_POLLER_THRESHOLDS, DEFAULT_THRESHOLDS, DEFAULT_WAIT_THRESHOLDS, RULE_KEYS, validateConfig } from '../../src/detector/config/index.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { CALL_RULES, RULES } from '../../src/detector/rules.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../src/detector/config.js';
+import { resolveConfig } from '../../src/detector/config/index.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { buildToolCall } from '../../src/detector/tool-call.js';
 import { compileToolGlob } from '../../src/detector/tool-glob.js';

@@ -6,7 +6,7 @@ import { PassThrough, Readable, type Writable } from 'node:stream';
 import { main } from '../../../src/cli/main.js';
 
 export const ROOT = join(import.meta.dirname, '../../..');
-export const BIN = join(ROOT, 'dist/cli.js');
+export const BIN = join(ROOT, 'packages/cli/dist/cli.js');
 export const FIXTURES = join(ROOT, 'test/fixtures/otlp');
 
 export interface CliRun {

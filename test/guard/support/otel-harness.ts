@@ -1,7 +1,7 @@
 import { context, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { LoopDetectionSpanProcessor } from '../../../src/processor.js';
+import { LoopDetectionSpanProcessor } from '../../../src/processor/index.js';
 import type { LoopDetection } from '../../../src/detector/types.js';
 
 export interface Harness {

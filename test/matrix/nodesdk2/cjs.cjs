@@ -5,6 +5,7 @@ const api = require('@opentelemetry/api');
 const { NodeSDK } = require('@opentelemetry/sdk-node');
 const { InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base');
 const loopwatch = require('loopwatch');
+const advanced = require('loopwatch/advanced');
 const { runCell } = require('../shared/scenario.cjs');
 
 void runCell({
@@ -12,6 +13,7 @@ void runCell({
   resolved: require.resolve('loopwatch'),
   api,
   loopwatch,
+  advanced,
   makeProvider: (loops) => {
     const exporter = new InMemorySpanExporter();
     const sdk = new NodeSDK({ spanProcessors: [loops, new SimpleSpanProcessor(exporter)] });

@@ -3,6 +3,7 @@ import * as api from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import * as loopwatch from 'loopwatch';
+import * as advanced from 'loopwatch/advanced';
 import { runCell } from '../shared/scenario.cjs';
 
 await runCell({
@@ -10,6 +11,7 @@ await runCell({
   resolved: import.meta.resolve('loopwatch'),
   api,
   loopwatch,
+  advanced,
   makeProvider: (loops) => {
     const exporter = new InMemorySpanExporter();
     const sdk = new NodeSDK({ spanProcessors: [loops, new SimpleSpanProcessor(exporter)] });

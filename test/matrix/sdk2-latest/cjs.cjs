@@ -4,6 +4,7 @@
 const api = require('@opentelemetry/api');
 const { NodeTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-node');
 const loopwatch = require('loopwatch');
+const advanced = require('loopwatch/advanced');
 const { runCell } = require('../shared/scenario.cjs');
 
 void runCell({
@@ -11,6 +12,7 @@ void runCell({
   resolved: require.resolve('loopwatch'),
   api,
   loopwatch,
+  advanced,
   makeProvider: (loops) => {
     const exporter = new InMemorySpanExporter();
     const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter), loops] });

@@ -2,6 +2,7 @@
 import * as api from '@opentelemetry/api';
 import { NodeTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import * as loopwatch from 'loopwatch';
+import * as advanced from 'loopwatch/advanced';
 import { runCell } from '../shared/scenario.cjs';
 
 await runCell({
@@ -9,6 +10,7 @@ await runCell({
   resolved: import.meta.resolve('loopwatch'),
   api,
   loopwatch,
+  advanced,
   makeProvider: (loops) => {
     const exporter = new InMemorySpanExporter();
     const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter), loops] });

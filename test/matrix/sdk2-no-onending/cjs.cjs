@@ -5,6 +5,7 @@ const api = require('@opentelemetry/api');
 const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
 const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base');
 const loopwatch = require('loopwatch');
+const advanced = require('loopwatch/advanced');
 const { runCell } = require('../shared/scenario.cjs');
 
 api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -13,6 +14,7 @@ void runCell({
   resolved: require.resolve('loopwatch'),
   api,
   loopwatch,
+  advanced,
   makeProvider: (loops) => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter), loops] });

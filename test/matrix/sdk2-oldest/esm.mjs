@@ -3,6 +3,7 @@ import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import * as loopwatch from 'loopwatch';
+import * as advanced from 'loopwatch/advanced';
 import { runCell } from '../shared/scenario.cjs';
 
 api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -11,6 +12,7 @@ await runCell({
   resolved: import.meta.resolve('loopwatch'),
   api,
   loopwatch,
+  advanced,
   makeProvider: (loops) => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter), loops] });

@@ -5,6 +5,7 @@ const api = require('@opentelemetry/api');
 const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
 const { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace');
 const loopwatch = require('loopwatch');
+const advanced = require('loopwatch/advanced');
 const { runCell } = require('../shared/scenario.cjs');
 
 api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -13,6 +14,7 @@ void runCell({
   resolved: require.resolve('loopwatch'),
   api,
   loopwatch,
+  advanced,
   structured: true,
   makeProvider: (loops) => {
     const exporter = new InMemorySpanExporter();

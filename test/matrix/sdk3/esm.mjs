@@ -3,6 +3,7 @@ import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import * as loopwatch from 'loopwatch';
+import * as advanced from 'loopwatch/advanced';
 import { runCell } from '../shared/scenario.cjs';
 
 api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -11,6 +12,7 @@ await runCell({
   resolved: import.meta.resolve('loopwatch'),
   api,
   loopwatch,
+  advanced,
   structured: true,
   makeProvider: (loops) => {
     const exporter = new InMemorySpanExporter();

@@ -79,22 +79,27 @@ async function runScenario({ api, tracer, loops, detections, finishedSpans, flus
 
 /**
  * Builds the processor, runs the scenario and prints one JSON line. `makeProvider(loops)` returns
- * `{ tracer, finishedSpans, flush, shutdown }` for the cell's SDK; `loopwatch` is the module as the
- * cell loaded it (import or require) and `resolved` the file it came from.
+ * `{ tracer, finishedSpans, flush, shutdown }` for the cell's SDK; `loopwatch` and `advanced`
+ * (`loopwatch/advanced`) are the modules as the cell loaded them (import or require) and
+ * `resolved` the file the first came from.
  */
-async function runCell({ format, resolved, api, loopwatch, makeProvider, structured = false }) {
+async function runCell({ format, resolved, api, loopwatch, advanced, makeProvider, structured = false }) {
   const detections = [];
   const loops = new loopwatch.LoopDetectionSpanProcessor({ onLoop: (d) => detections.push(d) });
   const { tracer, finishedSpans, flush, shutdown } = await makeProvider(loops);
   const result = await runScenario({ api, tracer, loops, detections, finishedSpans, flush, structured });
   await shutdown();
-  const api_ = ['LoopDetectionSpanProcessor', 'ToolLoopError', 'customAdapter', 'defaultAdapters', 'registeredProcessor', 'LoopEngine'];
+  const api_ = ['LoopDetectionSpanProcessor', 'ToolLoopError', 'customAdapter', 'defaultAdapters', 'registeredProcessor', 'ToolLoopGuard', 'LoopEngine'];
+  const advanced_ = ['LoopEngine', 'buildToolCall', 'LOOP_EVENT_NAME'];
   process.stdout.write(
     JSON.stringify({
       format,
       resolved,
       node: process.version,
       exports: api_.filter((k) => loopwatch[k] !== undefined),
+      advancedExports: advanced_.filter((k) => advanced[k] !== undefined),
+      // one engine class per module format: the processor's engine is an advanced LoopEngine
+      sharedEngine: loops.engine instanceof advanced.LoopEngine,
       toolLoopErrorClass: result.loop.reason !== null && result.loop.reason.isError,
       ...result,
     }) + '\n',

@@ -1,6 +1,6 @@
 import { ATTR_SERVICE_NAME } from '../conventions/attributes.js';
 import type { SpanEventView } from '../conventions/types.js';
-import type { ReplaySpan } from '../traces/types.js';
+import type { ReplaySpan } from '../replay/types.js';
 
 /** A span decoded from a trace file: what the conventions read plus ids and times. */
 export type DecodedSpan = ReplaySpan;

@@ -3,10 +3,10 @@
  * (a few fields each), totals per prompt template, and only the worst traces in full, so memory
  * grows with detections, not with spans.
  */
-import { LoopCostTotals } from '../../cost/totals.js';
-import type { LoopBill } from '../../cost/trace-cost.js';
-import type { LoopDetection } from '../../detector/types.js';
-import type { ReplayedCall, ReplayedTrace } from '../../traces/trace-replay.js';
+import { LoopCostTotals } from '../cost/totals.js';
+import type { LoopBill } from '../cost/trace-cost.js';
+import type { LoopDetection } from '../detector/types.js';
+import type { ReplayedCall, ReplayedTrace } from '../replay/trace-replay.js';
 
 /** The label the collector gives runs without a prompt template; the report uses the same. */
 export const NO_TEMPLATE = 'unknown';

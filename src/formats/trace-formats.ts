@@ -6,8 +6,8 @@
  * and its classic JSON (`{"data":[...]}`, see jaeger-json.ts); and OTLP protobuf.
  */
 import { ATTR_SERVICE_NAME } from '../conventions/attributes.js';
-import { decodeTraceRequest, OtlpDecodeError } from '../otlp/codec.js';
-import { replaySpanOf, stringAttribute } from '../otlp/span-view.js';
+import { decodeTraceRequest, OtlpDecodeError } from './protobuf/codec.js';
+import { replaySpanOf, stringAttribute } from './protobuf/span-view.js';
 import { decodeJaegerDocument, isJaegerDocument } from './jaeger-json.js';
 import { decodeResourceSpans, isObject, OtlpFormatError, type DecodedSpan } from './otlp-json.js';
 

@@ -15,11 +15,11 @@ export type {
   ToolOverride,
   ToolRole,
   VolatileKeysInput,
-} from './config/types.js';
-export { TOOL_ROLES } from './config/types.js';
-export type { ThresholdInput, Thresholds } from './thresholds.js';
-export { resolveThresholds } from './thresholds.js';
-export { RULE_KEYS, type RuleKey } from './rules.js';
+} from './types.js';
+export { TOOL_ROLES } from './types.js';
+export type { ThresholdInput, Thresholds } from '../thresholds.js';
+export { resolveThresholds } from '../thresholds.js';
+export { RULE_KEYS, type RuleKey } from '../rules.js';
 export {
   DEFAULT_MODE,
   DEFAULT_THRESHOLDS,
@@ -27,8 +27,8 @@ export {
   DEFAULT_WAIT_THRESHOLDS,
   DEFAULT_POLLER_PATTERNS,
   DEFAULT_WAIT_PATTERNS,
-} from './config/defaults.js';
-export { ConfigError, formatPath, validateConfig, type ConfigIssue } from './config/validate.js';
+} from './defaults.js';
+export { ConfigError, formatPath, validateConfig, type ConfigIssue } from './validate.js';
 export {
   CONFIG_KEYS,
   CYCLE_KEYS,
@@ -43,5 +43,5 @@ export {
   TOOL_OVERRIDE_KEYS,
   VOLATILE_KEYS_KEYS,
   type NumberLimits,
-} from './config/validate.js';
-export { applyRuleThresholds, resolveConfig } from './config/resolve.js';
+} from './validate.js';
+export { applyRuleThresholds, resolveConfig } from './resolve.js';

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
-import { formatPath, validateConfig, type LoopwatchConfig } from '../detector/config.js';
+import { formatPath, validateConfig, type LoopwatchConfig } from '../detector/config/index.js';
+import { describeJsonError, lineAndColumn } from './json-error.js';
 
 /** A configuration file problem: file, line and key in the message. */
 export class ConfigFileError extends Error {
@@ -22,19 +23,37 @@ export async function loadConfigFile(path: string): Promise<LoopwatchConfig> {
   return parseConfigText(text, path);
 }
 
-let yamlModule: typeof Yaml | undefined;
+let yamlModule: typeof Yaml | null | undefined;
 
 /**
- * The YAML parser, loaded on first use: `loopwatch/register` reads a configuration file only
- * when LOOPWATCH_CONFIG names one, so an app that never does never loads the parser.
+ * The YAML parser, loaded on first use, or null when it is not installed. It is an optional peer
+ * of the library: `loopwatch/register` reads a configuration file only when LOOPWATCH_CONFIG
+ * names one, and a JSON file needs no parser of its own. The CLI depends on it.
  */
-function yaml(): typeof Yaml {
-  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
+function yaml(): typeof Yaml | null {
+  if (yamlModule === undefined) {
+    try {
+      yamlModule = createRequire(import.meta.url)('yaml') as typeof Yaml;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw e;
+      yamlModule = null;
+    }
+  }
   return yamlModule;
 }
 
+/** JSON text: its first non-blank character opens an object (YAML files start otherwise). */
+const looksLikeJson = (text: string): boolean => /^\uFEFF?\s*\{/.test(text);
+
 export function parseConfigText(text: string, source: string): LoopwatchConfig {
-  const { LineCounter, parseDocument, isNode } = yaml();
+  const parser = yaml();
+  if (parser === null) {
+    if (!looksLikeJson(text)) {
+      throw new ConfigFileError(`${source}: a YAML configuration needs the 'yaml' package, which is not installed: add it to the app (npm i yaml), or write the configuration as JSON`);
+    }
+    return parseJsonConfig(text.replace(/^\uFEFF/, ''), source);
+  }
+  const { LineCounter, parseDocument, isNode } = parser;
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -71,7 +90,7 @@ export function parseConfigText(text: string, source: string): LoopwatchConfig {
 
 /** The key node of the last path element (points at `foo:` rather than its value). */
 function findKeyNode(doc: Yaml.Document.Parsed, path: ReadonlyArray<string | number>): { range?: [number, number, number] | null } | undefined {
-  const { isNode } = yaml();
+  const { isNode } = yaml() as typeof Yaml;
   const parent = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);
   const last = path[path.length - 1];
   if (!parent || typeof parent !== 'object' || !('items' in parent) || !Array.isArray(parent.items)) return undefined;
@@ -82,4 +101,17 @@ function findKeyNode(doc: Yaml.Document.Parsed, path: ReadonlyArray<string | num
     }
   }
   return undefined;
+}
+
+/** A JSON configuration without the YAML parser: syntax errors by line and column, problems by key. */
+function parseJsonConfig(text: string, source: string): LoopwatchConfig {
+  const syntax = describeJsonError(text);
+  if (syntax !== undefined) {
+    const { line, column } = lineAndColumn(text, syntax.offset);
+    throw new ConfigFileError(`${source}:${line}:${column}: invalid JSON: ${syntax.problem}`);
+  }
+  const value = (JSON.parse(text) as unknown) ?? {};
+  const issues = validateConfig(value);
+  if (issues.length > 0) throw new ConfigFileError(issues.map((issue) => `${source}: ${formatPath(issue.path)}: ${issue.message}`).join('\n'));
+  return value as LoopwatchConfig;
 }

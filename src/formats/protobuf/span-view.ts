@@ -1,6 +1,6 @@
 import { create } from '@bufbuild/protobuf';
-import type { SpanEventView } from '../conventions/types.js';
-import type { ReplaySpan } from '../traces/types.js';
+import type { SpanEventView } from '../../conventions/types.js';
+import type { ReplaySpan } from '../../replay/types.js';
 import { AnyValueSchema, KeyValueSchema, type AnyValue, type KeyValue } from './gen/opentelemetry/proto/common/v1/common_pb.js';
 import { SpanFlags, type Span } from './gen/opentelemetry/proto/trace/v1/trace_pb.js';
 

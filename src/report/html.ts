@@ -4,9 +4,9 @@
  * opened offline. Tool arguments and results never reach it: only names, counts, times and the
  * detection messages (which are built from names and counts).
  */
-import { formatSpend, formatTokens, formatUsd } from '../../cost/format.js';
-import type { CostTotals } from '../../cost/totals.js';
-import type { LoopDetection, LoopKind, LoopLevel } from '../../detector/types.js';
+import { formatSpend, formatTokens, formatUsd } from '../cost/format.js';
+import type { CostTotals } from '../cost/totals.js';
+import type { LoopDetection, LoopKind, LoopLevel } from '../detector/types.js';
 import { NO_TEMPLATE, type ReportData, type TimedDetection, type WorstTrace } from './collect.js';
 import { REPORT_CSS } from './style.js';
 import { callStrip, escapeHtml, LEVEL_COLORS, legend, OTHER_COLOR, PageColors, stackedBars, type Dimension, type StackSeries } from './svg.js';

@@ -2,5 +2,5 @@
  * The span processor: `LoopDetectionSpanProcessor` (processor/span-processor.ts) and its options.
  * See processor/ for the way of a span: tool-spans.ts (span → tool call), the engine, outputs.ts.
  */
-export { LoopDetectionSpanProcessor } from './processor/span-processor.js';
-export type { LoopDetectionSpanProcessorOptions } from './processor/options.js';
+export { LoopDetectionSpanProcessor } from './span-processor.js';
+export type { LoopDetectionSpanProcessorOptions } from './options.js';
