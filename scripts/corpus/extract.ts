@@ -8,14 +8,16 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { findBlobs, findHeadBlobs, headCommit, mirrorDir, readBlob } from './mirror.js';
+import { findBlobs, findHeadBlobs, headCommit, mirrorDir, readBlob, type BlobRef } from './mirror.js';
+import { bfclRun, type BfclEntry } from './formats/bfcl.js';
+import { miniCliRun, type TerminalBenchResults } from './formats/mini-swe-agent-cli.js';
 import { sweAgentRun } from './formats/swe-agent.js';
 import { liveMcpRuns, type LiveMcpTask } from './formats/livemcp.js';
 import { tau2Runs, type Tau2File } from './formats/tau2.js';
 import { toolathlonRun, type ToolathlonFile } from './formats/toolathlon.js';
 import { exists, MANIFEST, originalRunsFile, writeLines } from './files.js';
 import type { CorpusRun } from './run.js';
-import { SOURCES, type SourceSpec } from './sources.js';
+import { SOURCES, type SourceFormat, type SourceSpec } from './sources.js';
 
 export interface ManifestEntry {
   readonly id: string;
@@ -50,36 +52,32 @@ function sampleRuns(spec: SourceSpec, runs: CorpusRun[]): CorpusRun[] {
   return runs.filter((r) => keep.has(r));
 }
 
-export function extractSource(spec: SourceSpec): { runs: CorpusRun[]; entry: ManifestEntry } | undefined {
-  const dir = mirrorDir(spec.repo);
-  if (!dir) return undefined;
-  const blobs = spec.newestOnly ? findHeadBlobs(dir, spec.paths) : findBlobs(dir, spec.paths);
-  const base = Date.parse(spec.base ?? '2025-01-01T00:00:00Z');
-  const runs: CorpusRun[] = [];
-  const seenSimulations = new Set<string>();
-  const used: Array<{ path: string; blob: string; run?: string }> = [];
+interface Read {
+  readonly runs: CorpusRun[];
+  /** Files read; `run` set when the file belongs to one run only (listed only if that run is kept). */
+  readonly used: Array<{ path: string; blob: string; run?: string }>;
+}
+
+const DAY_MS = 86_400_000;
+
+function readSweAgent(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Read {
+  const out: Read = { runs: [], used: [] };
   for (const { path, blob } of blobs) {
-    const text = readBlob(dir, blob);
-    if (spec.format === 'swe-agent') {
-      const id = basename(path).replace(/\.traj$/, '');
-      runs.push(sweAgentRun(text, { id, source: spec.id, agent: spec.agent, model: spec.model ?? 'unknown', base: base + runs.length * 86_400_000 }));
-      used.push({ path, blob, run: id });
-      continue;
-    }
-    if (spec.format === 'toolathlon') {
-      const run = toolathlonRun(JSON.parse(text) as ToolathlonFile, { name: basename(path), source: spec.id, agent: spec.agent, base: base + runs.length * 86_400_000 });
-      runs.push(run);
-      used.push({ path, blob, run: run.id });
-      continue;
-    }
-    if (spec.format === 'livemcp') {
-      runs.push(...liveMcpRuns(JSON.parse(text) as LiveMcpTask[], { source: spec.id, agent: spec.agent, model: spec.model ?? 'unknown', base }));
-      used.push({ path, blob });
-      continue;
-    }
+    const id = basename(path).replace(/\.traj$/, '');
+    const base = Date.parse(spec.base ?? '2025-01-01T00:00:00Z') + out.runs.length * DAY_MS;
+    out.runs.push(sweAgentRun(readBlob(dir, blob), { id, source: spec.id, agent: spec.agent, model: spec.model ?? 'unknown', base }));
+    out.used.push({ path, blob, run: id });
+  }
+  return out;
+}
+
+function readTau2(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Read {
+  const out: Read = { runs: [], used: [] };
+  const seenSimulations = new Set<string>();
+  for (const { path, blob } of blobs) {
     let file: Tau2File;
     try {
-      file = JSON.parse(text) as Tau2File;
+      file = JSON.parse(readBlob(dir, blob)) as Tau2File;
     } catch {
       continue;
     }
@@ -91,9 +89,92 @@ export function extractSource(spec: SourceSpec): { runs: CorpusRun[]; entry: Man
       return Array.isArray(s.messages) && s.messages.length > 0;
     });
     if (fresh.length === 0) continue;
-    runs.push(...tau2Runs({ ...file, simulations: fresh }, { source: spec.id, prefix: tau2Prefix(spec, path), agent: spec.agent }));
-    used.push({ path, blob });
+    out.runs.push(...tau2Runs({ ...file, simulations: fresh }, { source: spec.id, prefix: tau2Prefix(spec, path), agent: spec.agent }));
+    out.used.push({ path, blob });
   }
+  return out;
+}
+
+function readToolathlon(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Read {
+  const out: Read = { runs: [], used: [] };
+  for (const { path, blob } of blobs) {
+    const base = Date.parse(spec.base ?? '2025-01-01T00:00:00Z') + out.runs.length * DAY_MS;
+    const run = toolathlonRun(JSON.parse(readBlob(dir, blob)) as ToolathlonFile, { name: basename(path), source: spec.id, agent: spec.agent, base });
+    out.runs.push(run);
+    out.used.push({ path, blob, run: run.id });
+  }
+  return out;
+}
+
+function readLiveMcp(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Read {
+  const out: Read = { runs: [], used: [] };
+  const base = Date.parse(spec.base ?? '2025-01-01T00:00:00Z');
+  for (const { path, blob } of blobs) {
+    out.runs.push(...liveMcpRuns(JSON.parse(readBlob(dir, blob)) as LiveMcpTask[], { source: spec.id, agent: spec.agent, model: spec.model ?? 'unknown', base }));
+    out.used.push({ path, blob });
+  }
+  return out;
+}
+
+/** BFCL keeps results under `result(s)/<org>_<model>/…`: the model is named by that folder. */
+function bfclModel(path: string): string {
+  const folder = /(?:^|\/)results?\/([^/]+)\//.exec(path)?.[1] ?? 'unknown';
+  return folder.replace('_', '/');
+}
+
+function readBfcl(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Read {
+  const out: Read = { runs: [], used: [] };
+  for (const { path, blob } of blobs) {
+    const model = bfclModel(path);
+    for (const line of readBlob(dir, blob).split('\n')) {
+      if (line.trim() === '') continue;
+      const entry = JSON.parse(line) as BfclEntry;
+      const id = `${model.split('/').pop() ?? model}/${String(entry.id)}`;
+      const base = Date.parse(spec.base ?? '2025-01-01T00:00:00Z') + out.runs.length * DAY_MS;
+      out.runs.push(bfclRun(entry, { id, source: spec.id, agent: spec.agent, model, base }));
+    }
+    out.used.push({ path, blob });
+  }
+  return out;
+}
+
+/**
+ * Terminal-Bench trials of the `mini` command line: a trial folder holds the terminal recording
+ * (`sessions/agent.cast`) and `results.json`. Trials where the agent never ran (its install
+ * failed: no step in the recording) are not agent runs and are left out.
+ */
+function readTerminalBenchMini(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Read {
+  const out: Read = { runs: [], used: [] };
+  const results = new Map(blobs.filter((b) => b.path.endsWith('/results.json')).map((b) => [dirname(b.path), b]));
+  for (const cast of blobs.filter((b) => b.path.endsWith('/sessions/agent.cast'))) {
+    const trial = dirname(dirname(cast.path));
+    const result = results.get(trial);
+    if (!result) continue;
+    const info = JSON.parse(readBlob(dir, result.blob)) as TerminalBenchResults;
+    // results/<benchmark>/<submission>/<run folder>/<task>/<trial>/
+    const runFolder = trial.split('/').at(-3) ?? '?';
+    const id = `${String(info.task_id)}/${runFolder}`;
+    const run = miniCliRun(readBlob(dir, cast.blob), info, { id, source: spec.id, agent: spec.agent, model: spec.model ?? 'unknown' });
+    if (!run.turns.some((t) => t.calls.length > 0)) continue;
+    out.runs.push(run);
+    out.used.push({ path: cast.path, blob: cast.blob, run: id }, { path: result.path, blob: result.blob, run: id });
+  }
+  return out;
+}
+
+const READERS: Record<SourceFormat, (spec: SourceSpec, dir: string, blobs: readonly BlobRef[]) => Read> = {
+  'swe-agent': readSweAgent,
+  tau2: readTau2,
+  bfcl: readBfcl,
+  'terminal-bench-mini': readTerminalBenchMini,
+  toolathlon: readToolathlon,
+  livemcp: readLiveMcp,
+};
+
+export function extractSource(spec: SourceSpec): { runs: CorpusRun[]; entry: ManifestEntry } | undefined {
+  const dir = mirrorDir(spec.repo);
+  if (!dir) return undefined;
+  const { runs, used } = READERS[spec.format](spec, dir, spec.newestOnly ? findHeadBlobs(dir, spec.paths) : findBlobs(dir, spec.paths));
   // a second results file of the same domain and task (a re-run) gets a suffix: ids stay unique
   const ids = new Set<string>();
   const unique = runs.map((r) => {

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { normalizeKey } from '../../src/fingerprint/volatile.js';
-import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, isStatusWord } from '../../src/fingerprint/volatile.js';
+import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, isAcknowledgementRange, isStatusWord } from '../../src/fingerprint/volatile.js';
 
 /**
  * Shape-preserving pseudonyms for the strings of one run, so that the committed corpus holds the
@@ -19,9 +19,11 @@ import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, isStatusW
  * - kept as they are, because detection reads them and they carry no private content: ISO dates,
  *   date-times, times of day and durations (detection compares timestamps with the call's own
  *   time), numbers of at most three digits (counts, exit and status codes), years and epoch
- *   numbers within a day of the run, single letters, markup tag names (`<returncode>`), status words
- *   (`ok`, `done`, `true`, `available`, ...; see `isStatusWord`) and the small vocabulary of
- *   error words the error classifier reads (`error`, `not found`, `unknown tool`, ...);
+ *   numbers within a day of the run, single letters, markup tag names (`<returncode>`, wherever
+ *   the run's texts use them), status words (`ok`, `done`, `true`, `available`, ...; see
+ *   `isStatusWord`), the words of acknowledgements and shell envelopes (`Exit code: 0`, `File
+ *   written`; see `isAcknowledgementRange`) and the small vocabulary of error words the error
+ *   classifier reads (`error`, `not found`, `unknown tool`, ...);
  * - in a shell command (`command` / `cmd` arguments) the program word of each pipeline segment
  *   (`grep`, `sed`, `python`) is kept.
  *
@@ -47,6 +49,15 @@ const ILOU = 'ilou';
 const OTHER = 'ghjkmnpqrstvwxyz';
 const ACCENTED = 'àáâäçèéêëìíîïñòóôöùúûü';
 const DIGITS = '0123456789';
+
+/**
+ * A word of the acknowledgements the fingerprint reads as saying nothing (`Exit code: 0`, `File
+ * written`): kept, so that an acknowledgement stays one and informative text stays informative.
+ */
+function isAcknowledgementWord(t: string): boolean {
+  const u = Uint16Array.from(t, (c) => c.charCodeAt(0));
+  return isAcknowledgementRange(u, 0, u.length);
+}
 
 const VOLATILE_KEYS = new Set([...DEFAULT_VOLATILE_ARGUMENT_KEYS, ...DEFAULT_VOLATILE_RESULT_KEYS].map(normalizeKey));
 
@@ -244,7 +255,7 @@ export class RunPseudonymizer {
   private word(t: string, ofId: boolean): string {
     const lower = t.toLowerCase();
     const n = [...t].length;
-    if (n <= 1 || KEEP_WORDS.has(lower) || isStatusWord(t) || this.options.markupNames?.has(lower)) return t;
+    if (n <= 1 || KEEP_WORDS.has(lower) || isStatusWord(t) || isAcknowledgementWord(t) || this.options.markupNames?.has(lower)) return t;
     if (ofId && (n <= 2 || (n === 3 && /^[a-f]+$/.test(lower)))) return t;
     const broad = !ofId && n < 8 && /[^a-f]/.test(lower);
     const key = `${broad ? 'w' : 's'}\0${lower}`;
@@ -252,7 +263,7 @@ export class RunPseudonymizer {
     if (p === undefined) {
       // a broad word's pseudonym keeps a letter beyond `a`–`f`: an all-hex one could be the
       // pseudonym of an all-hex word of the other kind, and two different texts would read alike
-      p = this.draw(key, lower, (c) => (broad ? broadClassOf(c) : classOf(c)), (c) => !KEEP_WORDS.has(c) && !isStatusWord(c) && (!broad || /[^a-f]/.test(c)));
+      p = this.draw(key, lower, (c) => (broad ? broadClassOf(c) : classOf(c)), (c) => !KEEP_WORDS.has(c) && !isStatusWord(c) && !isAcknowledgementWord(c) && (!broad || /[^a-f]/.test(c)));
       this.tokens.set(key, p);
     }
     return applyCase(t, p);

@@ -4,7 +4,7 @@
  * `npm run corpus:build` pseudonymizes them into `test/fixtures/real/`.
  */
 
-export type SourceFormat = 'swe-agent' | 'tau2' | 'toolathlon' | 'livemcp';
+export type SourceFormat = 'swe-agent' | 'tau2' | 'toolathlon' | 'livemcp' | 'bfcl' | 'terminal-bench-mini';
 
 export interface SourceSpec {
   /** Corpus id: file names, table rows, label files. */
@@ -21,7 +21,7 @@ export interface SourceSpec {
   /** Read only the newest commit's files: a file its authors corrected replaces its earlier version. */
   readonly newestOnly?: true;
   readonly agent: string;
-  /** Files that name no model (SWE-agent, LiveMCPBench). */
+  /** Files that name no model (SWE-agent, LiveMCPBench, Terminal-Bench recordings). */
   readonly model?: string;
   /** Synthetic start of the first run (sources without timestamps). */
   readonly base?: string;
@@ -129,6 +129,31 @@ export const SOURCES: readonly SourceSpec[] = [
     agent: 'mcp-copilot',
     model: 'claude-sonnet-4-20250514',
     base: '2025-07-22T00:00:00Z',
+    heldOut: true,
+  },
+  {
+    id: 'bfcl-memory-qwen3',
+    title: 'BFCL v4 agentic memory, prerequisite conversations (several user turns each): Qwen3-8B and Qwen3-4B-Instruct-2507 in prompt mode under vLLM, key-value, vector and recursive-summary memory tools',
+    repo: 'vgangal101/gorilla_bfcl',
+    licence: 'Apache-2.0 (repository LICENSE, a fork of ShishirPatil/gorilla)',
+    origin: 'berkeley-function-call-leaderboard/results/*/agentic/memory/*/BFCL_v4_memory_*_prereq_result.json of the repository (its own runs)',
+    format: 'bfcl',
+    paths: /^berkeley-function-call-leaderboard\/results\/[^/]+\/agentic\/memory\/[^/]+\/BFCL_v4_memory_[a-z_]+_prereq_result\.json$/,
+    agent: 'bfcl-prompt-handler',
+    base: '2026-05-06T00:00:00Z',
+    heldOut: true,
+  },
+  {
+    id: 'tbench-mini-claude4',
+    title: 'mini-swe-agent (the mini command line, one bash tool with return codes) + Claude Sonnet 4 on Terminal-Bench core 0.1.1, five runs of the task set (runs ended by the harness time limit included)',
+    repo: 'laude-institute/terminal-bench-leaderboard',
+    licence: 'none stated in the repository; the Terminal-Bench maintainers publish these leaderboard logs for inspection (Terminal-Bench itself is Apache-2.0)',
+    origin: 'results/terminal-bench-core@0.1.1/20250825_swe-agent-mini_claude-4-sonnet (terminal recordings and results.json per trial)',
+    format: 'terminal-bench-mini',
+    paths: /^results\/terminal-bench-core@0\.1\.1\/20250825_swe-agent-mini_claude-4-sonnet\/.+\/(?:sessions\/agent\.cast|results\.json)$/,
+    agent: 'mini-swe-agent',
+    model: 'claude-sonnet-4-20250514',
+    sample: { always: /^(?!submitted$)/, others: 130 },
     heldOut: true,
   },
 ];

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { liveMcpRuns, pythonTextContent, type LiveMcpTask } from '../../scripts/corpus/formats/livemcp.js';
+import { bfclRun } from '../../scripts/corpus/formats/bfcl.js';
+import { miniCliRun } from '../../scripts/corpus/formats/mini-swe-agent-cli.js';
+import { parsePythonCall } from '../../scripts/corpus/formats/python-call.js';
 import { sweAgentRun } from '../../scripts/corpus/formats/swe-agent.js';
 import { tau2Runs, type Tau2File } from '../../scripts/corpus/formats/tau2.js';
 import { toolathlonRun, type ToolathlonFile } from '../../scripts/corpus/formats/toolathlon.js';
@@ -222,5 +225,135 @@ describe('the LiveMCPBench converter', () => {
     expect(pythonTextContent(String.raw`x content=[TextContent(type='text', text='a\nb \'q\' \u00e9\x41 \\', annotations=None)]`)).toBe("a\nb 'q' éA \\");
     expect(pythonTextContent(String.raw`content=[TextContent(type='text', text="it's cut`)).toBe("it's cut");
     expect(pythonTextContent('Tool call timed out.')).toBeUndefined();
+  });
+});
+
+describe('the BFCL multi-turn converter', () => {
+  const entry = {
+    id: 'memory_kv_prereq_0-customer-0',
+    input_token_count: [[900, 950], [1200, 1300, 1400]],
+    output_token_count: [[40, 5], [60, 70, 80]],
+    latency: [[1.5, 0.5], [2, 2, 2]],
+    inference_log: [
+      [{ role: 'state_info', content: '{}' }],
+      {
+        begin_of_turn_query: [{ role: 'system', content: 'You are...' }, { role: 'user', content: "I'm Ana, I like tea." }],
+        step_0: [
+          { role: 'assistant', content: "[memory_append(text=\"I'm Ana\")]", reasoning_content: 'store it' },
+          { role: 'handler_log', content: 'Successfully decoded model response.', model_response_decoded: ["memory_append(text=\"I'm Ana\")"] },
+          { role: 'tool', content: '{"status": "Memory appended."}' },
+        ],
+        step_1: [
+          { role: 'assistant', content: '[]' },
+          { role: 'handler_log', content: 'Empty response from the model. Proceed to next turn.', model_response_decoded: [] },
+        ],
+      },
+      {
+        begin_of_turn_query: [{ role: 'user', content: 'Replace tea by coffee.' }],
+        step_0: [
+          { role: 'assistant', content: '...' },
+          {
+            role: 'handler_log',
+            content: 'Successfully decoded model response.',
+            model_response_decoded: ["core_memory_replace(key='drink', old='tea', new='coffee\\'s')", { core_memory_retrieve: { key: 'drink' } }],
+          },
+          { role: 'tool', content: "Error during execution: 'drink'" },
+          { role: 'tool', content: '{"value": "tea"}' },
+        ],
+        step_1: [{ role: 'assistant', content: 'not a call' }, { role: 'handler_log', content: 'Error decoding the model response. Proceed to next turn.' }],
+        step_2: [{ role: 'handler_log', content: 'Model has been forced to quit after 20 steps.' }],
+      },
+    ],
+  };
+  const run = bfclRun(entry, { id: 'Qwen3-8B/memory_kv_prereq_0-customer-0', source: 'test', agent: 'bfcl', model: 'Qwen/Qwen3-8B', base: Date.parse('2026-01-01T00:00:00Z') });
+
+  it('keeps user turns, decoded calls as JSON arguments, results in order, usage and latency, and a forced quit', () => {
+    expect(run.turns.map((t) => [t.kind, t.calls.length])).toEqual([['user', 0], ['model', 1], ['model', 0], ['user', 0], ['model', 2], ['model', 0], ['model', 0]]);
+    expect(run.turns[0]?.text).toBe("I'm Ana, I like tea.");
+    const calls = callsOf(run);
+    expect(calls.map((c) => [c.name, c.arguments])).toEqual([
+      ['memory_append', { text: "I'm Ana" }],
+      ['core_memory_replace', { key: 'drink', old: 'tea', new: "coffee's" }],
+      ['core_memory_retrieve', { key: 'drink' }],
+    ]);
+    expect(calls.map((c) => c.result ?? `ERR ${c.error}`)).toEqual(['{"status": "Memory appended."}', "ERR Error during execution: 'drink'", '{"value": "tea"}']);
+    expect(calls[1]?.errorType).toBeNull();
+    expect(run.turns[1]?.usage).toEqual({ input: 900, output: 40 });
+    expect((run.turns[1]?.end ?? 0) - (run.turns[1]?.start ?? 0)).toBe(1500);
+    expect(run).toMatchObject({ outcome: 'force_quit', recordedTimes: false });
+  });
+
+  it('writes the calls of one answer as a batch and an execution error as a failure without a class', () => {
+    const spans = decodeTracesData(runToOtlp(run));
+    const [evalRun] = runsOf('test', spans);
+    expect(evalRun?.calls[1]?.batch).toBe(evalRun?.calls[2]?.batch);
+    expect(evalRun?.calls[1]).toMatchObject({ failed: true, errorText: "Error during execution: 'drink'" });
+    expect(spans.find((s) => s.attributes['gen_ai.tool.name'] === 'core_memory_replace')?.attributes['error.type']).toBeUndefined();
+  });
+});
+
+describe('the mini-swe-agent terminal recording converter', () => {
+  const T0 = 1_754_627_605;
+  const rule = `${'─'.repeat(40)}\r\n`;
+  const noise = "04:39:36 - LiteLLM:ERROR: logging.py:1 - Error creating standard logging object\r\nTraceback (most recent call last):\r\n  File \"x.py\", line 1\r\n\r\nImportError: Missing dependency\r\n";
+  /** A step as two outputs: the model's answer (with the harness's noise), then the observation. */
+  const step = (n: number, command: string, observation: string | undefined): string[] => [
+    `\x1b[1mmini-swe-agent (step ${n}, $0.0${n}):\x1b[0m\r\n⠋ Waiting for the LM to respond...\r\x1b[2KTHOUGHT: try\r\n\r\n\`\`\`bash\r\n${command}\r\n\`\`\`\r\n${noise}`,
+    ...(observation === undefined ? [] : [`User:\r\n${observation}\r\n${rule}`]),
+  ];
+  const envelope = (code: number, output: string): string => `<returncode>${code}</returncode>\r\n<output>\r\n${output}\r\n</output>`;
+  const chunks = [
+    "root@c0ffee:/app# mini -m anthropic/claude-x -t 'Fix the tests' -y\r\n",
+    ...step(1, 'pytest tests', envelope(1, '2 failed, 3 passed')),
+    ...step(2, 'pytest tests', envelope(1, '1 failed, 4 passed')),
+    ...step(3, './serve.sh', 'The last command <command>./serve.sh</command> timed out and has been killed.\r\nPlease try another command.'),
+    `\x1b[1mmini-swe-agent (step 4, $0.04):\x1b[0m\r\nTHOUGHT: two actions\r\n\`\`\`bash\r\nls\r\n\`\`\`\r\n\`\`\`bash\r\npwd\r\n\`\`\`\r\nUser:\r\nPlease always provide EXACTLY ONE action in triple backticks, found 2 actions.\r\n${rule}`,
+    ...step(5, 'echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT', '\r\n'),
+    "Saved trajectory to '/root/last_mini_run.traj.json'\r\nroot@c0ffee:/app# ",
+  ];
+  const cast = [JSON.stringify({ version: 2, width: 160, height: 40, timestamp: T0 }), ...chunks.map((c, i) => JSON.stringify([i * 2.5, 'o', c])), JSON.stringify([99, 'i', 'exit\r'])].join('\n');
+  const run = miniCliRun(cast, { task_id: 'demo', instruction: 'Fix the tests', failure_mode: 'unset' }, { id: 'demo/run-1', source: 'test', agent: 'mini-swe-agent', model: 'm' });
+
+  it('reads one bash call a step, return codes and timeouts as failures, recorded times, the submission and the model', () => {
+    const calls = callsOf(run);
+    expect(calls.map((c) => (c.arguments as { command: string }).command)).toEqual(['pytest tests', 'pytest tests', './serve.sh', 'echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT']);
+    expect(calls[0]?.error).toBe('<returncode>1</returncode>\n<output>\n2 failed, 3 passed\n</output>');
+    expect(calls[1]?.error).toContain('1 failed, 4 passed');
+    expect([calls[0]?.errorType, calls[2]?.errorType]).toEqual([null, 'timeout']);
+    expect(calls[3]).toMatchObject({ result: '' });
+    expect(run.turns.map((t) => t.kind)).toEqual(['user', 'model', 'model', 'model', 'model', 'model']);
+    expect(run.turns[4]?.calls).toEqual([]);
+    expect(run.turns.some((t) => /LiteLLM|Waiting for the LM/.test(t.text ?? ''))).toBe(false);
+    // chunks 3 and 4 (2.5 s apart): the second answer, then its observation
+    expect([calls[1]?.start, calls[1]?.end]).toEqual([(T0 + 3 * 2.5) * 1000 + 1, (T0 + 4 * 2.5) * 1000]);
+    expect(run).toMatchObject({ model: 'claude-x', outcome: 'submitted', recordedTimes: true });
+  });
+
+  it('writes a non-zero exit as a span error without a class, its output the message, so a moving test output stays two outcomes', () => {
+    const spans = decodeTracesData(runToOtlp(run));
+    const [evalRun] = runsOf('test', spans);
+    expect(evalRun?.calls.slice(0, 3).map((c) => c.failed)).toEqual([true, true, true]);
+    expect(evalRun?.calls[0]?.errorText).not.toBe(evalRun?.calls[1]?.errorText);
+    const tools = spans.filter((s) => s.attributes['gen_ai.tool.name'] === 'bash');
+    expect(tools.map((s) => s.attributes['error.type'])).toEqual([undefined, undefined, 'timeout', undefined]);
+  });
+
+  it('ends at the harness time limit with the running command unanswered', () => {
+    const cut = [JSON.stringify({ version: 2, timestamp: T0 }), JSON.stringify([0, 'o', step(1, 'make', undefined).join('')])].join('\n');
+    const timedOut = miniCliRun(cut, { task_id: 'demo', failure_mode: 'agent_timeout' }, { id: 'demo/run-2', source: 'test', agent: 'mini-swe-agent', model: 'm' });
+    expect(callsOf(timedOut).map((c) => [c.result, c.error])).toEqual([[undefined, undefined]]);
+    expect(timedOut).toMatchObject({ outcome: 'agent_timeout', model: 'm' });
+  });
+});
+
+describe('Python call text (BFCL prompt mode)', () => {
+  it('reads keyword literals: strings with escapes, numbers, booleans, None, lists and dicts', () => {
+    expect(parsePythonCall("f(a='x\\'y\\n', b=\"q\", c=-1.5, d=True, e=None, f=[1, (2, 3)], g={'k': [False]})")).toEqual({
+      name: 'f',
+      args: { a: "x'y\n", b: 'q', c: -1.5, d: true, e: null, f: [1, [2, 3]], g: { k: [false] } },
+    });
+    expect(parsePythonCall('Mod.call()')).toEqual({ name: 'Mod.call', args: {} });
+    expect(parsePythonCall('f(x)')).toBeUndefined();
+    expect(parsePythonCall("f(a='open")).toBeUndefined();
   });
 });

@@ -15,13 +15,46 @@ const real: CorpusResult[] = loadRealCorpora().map((c) => evaluateCorpus(c));
 
 /**
  * Where the first look at the sources added for issue 27 broke the floor (FINDINGS.md, "First
- * look at the MCP sources"): listed, not hidden, so that the floor holds everywhere else and a
- * rule change that fixes (or adds) a break shows here. Issue 27 is done when this list is empty.
+ * look at the MCP sources" and "First look at the BFCL memory and Terminal-Bench sources"): listed,
+ * not hidden, so that the floor holds everywhere else and a rule change that fixes (or adds) a
+ * break shows here. Issue 27 is done when this list is empty.
  */
 const FIRST_LOOK_BREAKS = [
   'toolathlon [dev] deepseek-v3.2-exp/interview-report: honest run stopped',
   'toolathlon [test] claude-4.5-sonnet/k8s-redis-helm-upgrade: honest run stopped',
   'toolathlon [test] deepseek-v3.2-exp/reimbursement-form-filler: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_3-customer-3: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_6-customer-6: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_22-student-0: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_23-student-1: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_27-student-5: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_29-student-7: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_31-student-9: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_0-customer-0: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_3-customer-3: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_10-healthcare-0: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_14-healthcare-4: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_23-student-1: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_vector_prereq_0-customer-0: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_vector_prereq_5-customer-5: loop not caught',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_vector_prereq_10-healthcare-0: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_vector_prereq_26-student-4: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_vector_prereq_28-student-6: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-8B/memory_rec_sum_prereq_14-healthcare-4: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-8B/memory_rec_sum_prereq_23-student-1: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-8B/memory_rec_sum_prereq_24-student-2: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-8B/memory_rec_sum_prereq_36-notetaker-4: honest run stopped',
+  'bfcl-memory-qwen3 [dev] Qwen3-8B/memory_vector_prereq_1-customer-1: honest run stopped',
+  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_kv_prereq_11-healthcare-1: honest run stopped',
+  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_kv_prereq_13-healthcare-3: honest run stopped',
+  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_kv_prereq_16-finance-1: loop not caught',
+  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_18-finance-3: honest run stopped',
+  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_22-student-0: honest run stopped',
+  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_vector_prereq_1-customer-1: honest run stopped',
+  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_vector_prereq_12-healthcare-2: honest run stopped',
+  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_vector_prereq_13-healthcare-3: honest run stopped',
+  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_vector_prereq_23-student-1: honest run stopped',
+  'bfcl-memory-qwen3 [test] Qwen3-8B/memory_rec_sum_prereq_17-finance-2: honest run stopped',
 ];
 const synthetic = evaluateCorpus(loadSyntheticCorpus());
 

@@ -82,6 +82,8 @@ describe('pseudonyms', () => {
       expect(p.text(kept)).toBe(kept);
     }
     expect(p.text('<returncode>0</returncode>\n<output>\n</output>')).toBe('<returncode>0</returncode>\n<output>\n</output>');
+    // an acknowledgement stays one (its words are the fingerprint's), so it stays uninformative
+    expect(p.text('<returncode>0</returncode>\n<output>\n0\nExit code: 0\n</output>')).toBe('<returncode>0</returncode>\n<output>\n0\nExit code: 0\n</output>');
     expect(p.text('<returncode>1</returncode>\n<output>\nsecretword\n</output>')).toMatch(/^<returncode>1<\/returncode>\n<output>\n[a-z]{10}\n<\/output>$/);
     expect(p.text('3 failed, 7 passed')).toBe('3 failed, 7 passed'.replace('passed', p.text('passed')));
     // an epoch within a day of the run is a time; another 10-digit number keeps its epoch shape
@@ -221,7 +223,8 @@ describe('user messages', () => {
     const out = pseudonymizeRun(tagged, key);
     const words = (out.turns[0]?.text ?? '').split(/[^A-Za-z]+/);
     expect(words.filter((w) => /^(html|script)$/i.test(w))).toEqual(['html', 'HTML', 'script', 'script']);
-    expect(words.filter((w) => /^(The|page|starts|lang|holds|tag|try|again)$/.test(w))).toEqual([]);
+    // (`The` is an acknowledgement word, kept: see 'keeps what detection reads')
+    expect(words.filter((w) => /^(page|starts|lang|holds|tag|try|again)$/.test(w))).toEqual([]);
     const [call] = out.turns[1]?.calls ?? [];
     expect(call?.arguments).toMatchObject({ url: expect.stringMatching(/^[a-z]{5}:\/\/[a-z]\.[a-z]{3}\/[a-z]\.html$/) });
     expect(call?.result).toMatch(/^<html><body>[A-Z][a-z]{4} [a-z]{5}<\/body><\/html>$/);
@@ -254,6 +257,8 @@ describe('detection sees on pseudonyms what it sees on originals', () => {
     '3f2a9c1e-7b4d-4e8a-9f0c-1d2e3f4a5b6c', '3f2a9c1e-beef-4e8a-9f0c-1d2e3f4a5b6c', 'a94a8fe5ccb19ba61c4c0873d391e987', 'msg_01HXABCDEFGH12',
     'deadbeef', 'bead', 'cafe', 'ab12', 'x9',
     ' ', '  ', '\n', '\t', ', ', '"', '/', '<output>', '</output>', '<returncode>0</returncode>',
+    // acknowledgements: a shell's own exit line, a write's confirmation (tbench-mini-claude4 had one turn informative)
+    'Exit code: 0', 'File written', 'Command finished',
   ];
   const text = fc.array(fc.constantFrom(...TOKENS), { maxLength: 8 }).map((t) => t.join(''));
   const json = fc.dictionary(fc.constantFrom('id', 'name', 'status', 'request_id', 'user_id', 'ts', 'items'), fc.oneof(text, fc.integer({ min: 0, max: 99999 })), { maxKeys: 4 }).map((o) => JSON.stringify(o));
