@@ -9,5 +9,6 @@ export { guardDispatcher, type Dispatcher, type WrapDispatcherOptions } from './
 export { isLoopHint, LOOP_HINT_TYPE, type LoopHint } from './guard/hint.js';
 export { isTransientError } from './guard/transient.js';
 export { ATTR_LOOP_ACTION, type GuardSpanAction } from './guard/span-mark.js';
-export type { GuardAction, BackoffOptions, HintContext, ToolLoopGuardOptions } from './guard/options.js';
+export type { GuardAction, StopScope, BackoffOptions, HintContext, ToolLoopGuardOptions } from './guard/options.js';
+export type { ToolAnnotations } from './guard/tool-result.js';
 export type { GuardEvent, GuardOutcome, GuardedCallRecord } from './guard/events.js';

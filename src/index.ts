@@ -79,6 +79,8 @@ export {
   ATTR_LOOP_ACTION,
   type LoopHint,
   type GuardAction,
+  type StopScope,
+  type ToolAnnotations,
   type GuardEvent,
   type GuardOutcome,
   type GuardedCallRecord,
