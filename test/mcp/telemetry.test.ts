@@ -95,7 +95,7 @@ describe('loopwatch mcp telemetry at the real collector gateway', { timeout: 180
         .join('\n')}`,
     );
     expect(proxySpans).toHaveLength(6);
-    const loops = proxySpans.filter((s) => s.name === 'tools/call lookup_order');
+    const loops = proxySpans.filter((s) => s.name === 'tools/call lookup_order').sort((a, b) => Number(a.attributes['jsonrpc.request.id']) - Number(b.attributes['jsonrpc.request.id']));
     expect(loops).toHaveLength(4);
     for (const s of loops) {
       expect(s.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'lookup_order', 'gen_ai.operation.name': 'execute_tool', 'network.transport': 'pipe', 'error.type': 'tool_error' });
