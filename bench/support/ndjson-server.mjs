@@ -10,9 +10,10 @@ const pad = (n) => {
   let p = pads.get(n);
   if (!p) {
     const words = ['the', 'order', 'status', 'line', 'file', 'value', 'shipped', 'pending', 'of', 'customer', 'total', 'item'];
-    p = '';
-    for (let i = 0; p.length < n; i++) p += `${words[(i * 7) % words.length]}${i % 13 === 12 ? '\n' : ' '}`;
-    pads.set(n, (p = p.slice(0, n)));
+    let block = '';
+    for (let i = 0; block.length < 1024; i++) block += `${words[(i * 7) % words.length]}${i % 13 === 12 ? '\n' : ' '}`;
+    p = block.repeat(Math.ceil(n / block.length)).slice(0, n);
+    pads.set(n, p);
   }
   return p;
 };
