@@ -63,6 +63,7 @@ export {
   langfuseAdapter,
   langsmithAdapter,
   mastraAdapter,
+  mcpAdapter,
   customAdapter,
   type CustomAdapterOptions,
   type AttributeSource,
