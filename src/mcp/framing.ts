@@ -7,6 +7,7 @@
 
 const NEWLINE = 0x0a;
 
+/** `parts` belongs to the callee: the splitter keeps no reference to the array or its buffers. */
 export type OnLine = (parts: readonly Buffer[], bytes: number) => void;
 
 export class LineSplitter {

@@ -154,7 +154,15 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
     }
     if (type === 'application/json') {
       const chunks: Buffer[] = [];
-      return { push: (c) => (o.guard.waiting ? chunks.push(c) : undefined), end: () => (chunks.length > 0 ? read(Buffer.concat(chunks)) : undefined) };
+      return {
+        push: (c) => (o.guard.waiting ? chunks.push(c) : undefined),
+        end: () => {
+          if (chunks.length === 0) return;
+          const body = Buffer.concat(chunks);
+          chunks.length = 0; // let the chunks go before the body is parsed
+          read(body);
+        },
+      };
     }
     return undefined;
   };

@@ -101,7 +101,10 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     if (isBlank(parts)) return;
     if (!looksLikeJson(parts)) return malformed.note('server', 'not a JSON object');
     if (!o.guard.waiting) return;
-    const msg = parseJson(joinParts(parts, bytes));
+    const joined = joinParts(parts, bytes);
+    // the chunks are ours now (see LineSplitter): let them go before the message is parsed
+    (parts as Buffer[]).length = 0;
+    const msg = parseJson(joined);
     if (msg === undefined) return malformed.note('server', 'not valid JSON');
     try {
       o.guard.fromServer(session, msg);
