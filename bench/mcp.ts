@@ -79,7 +79,7 @@ class Peer {
 }
 
 export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]> {
-  const rounds = options.quick ? 60 : 1_500;
+  const rounds = options.quick ? 8 : 1_500;
   const sizes = [256, 4 * 1024, 16 * 1024, 64 * 1024];
   const direct = Peer.start([SERVER]);
   const proxied = Peer.start([CLI, 'mcp', '--', process.execPath, SERVER]);
@@ -87,7 +87,7 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
   const figures: Figure[] = [];
   try {
     // warm-up: JIT, buffers
-    for (let i = 0; i < 50; i++) for (const p of [direct, proxied]) await p.request('tools/call', 1024);
+    for (let i = 0; i < (options.quick ? 10 : 50); i++) for (const p of [direct, proxied]) await p.request('tools/call', 1024);
 
     const times = { direct: new Map<string, number[]>(), proxied: new Map<string, number[]>() };
     for (let r = 0; r < rounds; r++) {
@@ -130,7 +130,7 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
     });
 
     // throughput: one call after another (an agent's pace, at its fastest), 10 KB results
-    const calls = options.quick ? 200 : 5_000;
+    const calls = options.quick ? 40 : 5_000;
     const rate = async (p: Peer): Promise<number> => {
       const t0 = performance.now();
       for (let i = 0; i < calls; i++) await p.request('tools/call', 10 * 1024);
@@ -148,7 +148,7 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
     });
 
     // one huge result: the time it adds and the memory it takes
-    const huge = options.quick ? 8 * 1024 * 1024 : 50 * 1024 * 1024;
+    const huge = options.quick ? 1024 * 1024 : 50 * 1024 * 1024;
     const before = proxied.peakRss();
     const directHuge = await direct.request('tools/call', huge);
     const proxiedHuge = await proxied.request('tools/call', huge);
