@@ -17,7 +17,7 @@ describe('npm run bench', () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/index.ts', '--quick'], {
       cwd: ROOT,
       maxBuffer: 16 << 20,
-      timeout: 150_000,
+      timeout: 240_000,
     });
     for (const title of ['Span lifecycle', 'Engine cost per tool call', 'Memory', 'Churn', 'loopwatch scan', 'loopwatch serve', 'loopwatch mcp', 'Targets']) expect(stdout).toContain(`## ${title}`);
     const targets = stdout.slice(stdout.indexOf('## Targets'));
@@ -34,5 +34,5 @@ describe('npm run bench', () => {
     // (a quick run's few sets can put a yardstick below the idle processor: the sign is noise)
     expect(stdout).toMatch(/per tool call: V8's JSON\.parse ÷ the naive detector.*JSON\.parse -?\d+\.\d{2} µs/);
     expect(stdout).toMatch(/encoding every batch as an OTLP\/protobuf request.*\d+\.\d{3}×/);
-  }, 160_000);
+  }, 250_000);
 });
