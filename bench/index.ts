@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: what loopwatch costs the app it watches, measured side by side in one run.
- *   node --expose-gc --import tsx bench/index.ts [--quick] [--only=lifecycle,engine,memory,churn,scan,serve] [--scenario=agent,single,...]
+ *   node --expose-gc --import tsx bench/index.ts [--quick] [--only=lifecycle,engine,memory,churn,scan,serve,mcp] [--scenario=agent,single,...]
  * Ratios, not times: each figure compares loopwatch with the same work without it, in the same
  * process, in alternating rounds. Measures the built package (dist/), as users run it.
  * `--quick` shrinks every section to seconds (the smoke test); figures are then only indicative.
@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { engineFigures } from './engine.js';
 import { lifecycle } from './lifecycle.js';
+import { mcpFigures } from './mcp.js';
 import { churnFigures, memoryFigures } from './memory.js';
 import { scanFigures } from './scan.js';
 import { serveFigures } from './serve.js';
@@ -24,6 +25,7 @@ const SECTIONS: Record<string, { title: string; run: (quick: boolean) => Promise
   churn: { title: 'Churn', run: (quick) => churnFigures({ quick }) },
   scan: { title: 'loopwatch scan', run: (quick) => scanFigures({ quick }) },
   serve: { title: 'loopwatch serve', run: (quick) => serveFigures({ quick }) },
+  mcp: { title: 'loopwatch mcp (stdio proxy beside a direct connection)', run: (quick) => mcpFigures({ quick }) },
 };
 
 async function main(): Promise<void> {

@@ -13,7 +13,7 @@ BUF_VERSION=1.75.0
 PROTOC_GEN_ES_VERSION=2.17.0
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="$repo/src/otlp/gen"
+out="$repo/src/formats/protobuf/gen"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 

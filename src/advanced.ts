@@ -22,7 +22,7 @@ export {
   type Thresholds,
 } from './detector/config/index.js';
 
-export { genAiAdapter, aiSdkAdapter, openInferenceAdapter, traceloopAdapter, langfuseAdapter, langsmithAdapter, mastraAdapter } from './conventions/index.js';
+export { genAiAdapter, aiSdkAdapter, openInferenceAdapter, traceloopAdapter, langfuseAdapter, langsmithAdapter, mastraAdapter, mcpAdapter } from './conventions/index.js';
 export type { WritableToolSpan } from './otel/span-types.js';
 
 export { LOOP_EVENT_NAME, LOOP_SUMMARY_EVENT_NAME, ATTR_LOOP_ARGUMENTS_PREVIEW, loopEventAttributes, loopSummaryAttributes } from './otel/event-attributes.js';

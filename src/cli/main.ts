@@ -10,6 +10,7 @@ import { displayName, expandInputs, InputError } from '../formats/input.js';
 import { detectionJsonLine, formatCostSummary, formatProgress, formatSummary, formatTrace, inputNotes } from './output.js';
 import { NO_TEMPLATE, renderReport, ReportCollector } from '../report/index.js';
 import { scanInputs, type ScanStats } from './scan.js';
+import { addMcpCommand } from './mcp-command.js';
 import { addServeCommand } from './serve-command.js';
 import { OutputSink } from './sink.js';
 import { printableLines } from './terminal-text.js';
@@ -75,6 +76,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     });
 
   addServeCommand(program, io, (code) => void (exitCode = code), pkg.version);
+  addMcpCommand(program, io, (code) => void (exitCode = code), pkg.version);
 
   try {
     await program.parseAsync(argv as string[], { from: 'user' });

@@ -3,6 +3,7 @@ import { genAiAdapter } from './gen-ai.js';
 import { langfuseAdapter } from './langfuse.js';
 import { langsmithAdapter } from './langsmith.js';
 import { mastraAdapter } from './mastra.js';
+import { mcpAdapter } from './mcp.js';
 import { openInferenceAdapter } from './openinference.js';
 import { traceloopAdapter } from './traceloop.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
@@ -16,6 +17,7 @@ export { traceloopAdapter } from './traceloop.js';
 export { langfuseAdapter } from './langfuse.js';
 export { langsmithAdapter } from './langsmith.js';
 export { mastraAdapter } from './mastra.js';
+export { mcpAdapter } from './mcp.js';
 export { customAdapter, type CustomAdapterOptions, type AttributeSource, type ToolSpanMatcher } from './custom.js';
 
 /**
@@ -33,6 +35,7 @@ export const defaultAdapters: readonly ConventionAdapter[] = [
   langsmithAdapter,
   langfuseAdapter,
   mastraAdapter,
+  mcpAdapter,
   genAiAdapter,
 ];
 

@@ -16,6 +16,8 @@ export interface SpanView {
   /** 0 unset, 1 ok, 2 error (OpenTelemetry `SpanStatusCode`). */
   readonly status?: { readonly code: number; readonly message?: string };
   readonly events?: readonly SpanEventView[];
+  /** The OpenTelemetry API's `SpanKind` (0 internal, 1 server, 2 client, 3 producer, 4 consumer); OTLP's numbers are one higher. */
+  readonly kind?: number | undefined;
 }
 
 /** What an adapter reads off a finished tool span: the call's content, and its id when the span has one. */

@@ -1,6 +1,7 @@
 import { ATTR_SERVICE_NAME } from '../conventions/attributes.js';
 import type { SpanEventView } from '../conventions/types.js';
 import type { ReplaySpan } from '../replay/types.js';
+import { apiSpanKind } from './protobuf/span-view.js';
 
 /** A span decoded from a trace file: what the conventions read plus ids and times. */
 export type DecodedSpan = ReplaySpan;
@@ -116,6 +117,7 @@ function decodeSpan(s: Json, service: string | undefined): DecodedSpan {
     // OTLP span flags, bit 8: the sender knows whether the parent is remote; bit 9: it is
     ...(typeof s.flags === 'number' && (s.flags & 0x100) !== 0 ? { parentIsRemote: (s.flags & 0x200) !== 0 } : {}),
     name: typeof s.name === 'string' ? s.name : '',
+    kind: apiSpanKind(s.kind),
     attributes: decodeAttributes(s.attributes),
     status: message !== undefined ? { code: statusCode, message } : { code: statusCode },
     ...(events ? { events } : {}),

@@ -1,8 +1,15 @@
 import type { LoopDetection } from '../detector/types.js';
+import type { ToolAnnotations } from './tool-result.js';
 
 export interface CheckOptions {
   /** Calls sharing this key are one parallel step; by default calls overlapping in time are. */
   readonly batch?: string;
+  /**
+   * What the tool's provider declares about it (MCP `Tool.annotations`). A call that ran after a
+   * declared change of state (a successful call to a tool declared not read-only) is not judged
+   * by its previous outcome before it runs, since that outcome may have changed; it is judged once it ran.
+   */
+  readonly annotations?: ToolAnnotations;
 }
 
 export interface RunOptions extends CheckOptions {

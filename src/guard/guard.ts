@@ -12,9 +12,10 @@ import { guardDispatcher, type Dispatcher, type WrapDispatcherOptions } from './
 import type { GuardEvent, GuardedCallRecord, GuardOutcome } from './events.js';
 import { consecutiveFailures, expectedOutcome } from './expect.js';
 import { decisionMessage, hintText, LOOP_HINT_TYPE, type GuardFacts, type LoopHint } from './hint.js';
-import { splitGuardOptions, type GuardAction, type ResolvedBackoff, type ToolLoopGuardOptions } from './options.js';
+import { splitGuardOptions, type GuardAction, type ResolvedBackoff, type StopScope, type ToolLoopGuardOptions } from './options.js';
 import { GuardSession } from './session.js';
 import { activeSpan, markSpan } from './span-mark.js';
+import { callOutcome, changesState, type ToolAnnotations } from './tool-result.js';
 import { backoffDelay, isTransientError, sleep } from './transient.js';
 
 const UNGUARDED: ProceedingCall = {
@@ -40,6 +41,7 @@ const UNGUARDED: ProceedingCall = {
 export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
   readonly engine: LoopEngine;
   readonly action: GuardAction;
+  readonly stopScope: StopScope;
   private readonly maxHints: number;
   private readonly backoff: ResolvedBackoff | undefined;
   private readonly options: ToolLoopGuardOptions<H>;
@@ -52,6 +54,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
     const { config, backoff } = splitGuardOptions(options as ToolLoopGuardOptions<unknown>);
     this.engine = options.engine ?? new LoopEngine(config ?? {});
     this.action = options.action ?? 'graduated';
+    this.stopScope = options.stopScope ?? 'run';
     this.maxHints = options.maxHints ?? 3;
     this.backoff = backoff;
     this.options = options;
@@ -159,8 +162,9 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
     const enforce = this.engine.config.mode === 'enforce';
     const where = { traceId: span?.traceId ?? this.id, spanId: span?.spanId ?? '', callIndex: index };
 
-    if (s.stopped && enforce) {
-      const d: LoopDetection = { ...s.stopped.detection, ...where };
+    const stoppedAs = s.stopped && enforce ? (this.stopScope === 'run' ? s.stopped.detection : s.refusedAs(trigger)) : undefined;
+    if (stoppedAs) {
+      const d: LoopDetection = { ...stoppedAs, ...where };
       s.addRecord({ ...record, status: 'blocked', detection: d, endTime: now });
       if (span) markSpan(span.span, { action: 'blocked', detection: d, event: false });
       this.report({ action: 'blocked', phase: 'before', detection: d, strike: 0, alreadyStopped: true });
@@ -174,13 +178,14 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
     // A poll's next answer may be the one that moves, and a wait is deliberate: judging them by
     // the outcome they are expected to have would refuse the poll that finishes the job. Loops of
     // them are judged once they ran, as the span processor does (and stopped then, if critical).
+    // Likewise a call that ran before a declared change of state: its last outcome may not be its next.
     const role = this.engine.policies.get(toolName).role;
     const found =
-      role === 'poller' || role === 'wait'
+      role === 'poller' || role === 'wait' || s.changedSince(trigger)
         ? []
         : s.detector.preview({ ...base, outcome: expectedOutcome(history, toolName, base.argsHash) }, s.running(batch) === 0);
     const primary = strongest(found);
-    if (!primary) return this.proceed(s, base, record, trigger, delayMs, undefined);
+    if (!primary) return this.proceed(s, base, record, trigger, delayMs, undefined, options.annotations);
 
     const fingerprints = found.map((d) => d.fingerprint);
     const prior = s.strikesOn(fingerprints, batch);
@@ -209,14 +214,14 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
       if (newVerdict || delayMs > 0) {
         this.report({ action, phase: 'before', detection: d, strike, ...(wouldBe ? { wouldBe } : {}), ...(delayMs > 0 ? { delayMs } : {}) });
       }
-      return this.proceed(s, base, record, trigger, delayMs, d);
+      return this.proceed(s, base, record, trigger, delayMs, d, options.annotations);
     }
 
     const count = primary.count + strikes;
     if (intended === 'hint') {
       const d: LoopDetection = { ...primary, ...where, level: 'warning', count, message: decisionMessage(facts, 'hinted') };
       const finalWarning = this.action === 'graduated' || strike >= this.maxHints;
-      const hint = this.buildHint(toolName, args, d, hintText(facts, finalWarning), finalWarning);
+      const hint = this.buildHint(toolName, args, d, hintText(facts, finalWarning, this.stopScope), finalWarning);
       s.addRecord({ ...record, status: 'hinted', detection: d, endTime: now });
       if (span) markSpan(span.span, { action: 'hinted', detection: d, event: true });
       this.report({ action: 'hinted', phase: 'before', detection: d, strike });
@@ -226,6 +231,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
     const error = new ToolLoopError(d);
     s.addRecord({ ...record, status: 'blocked', detection: d, endTime: now });
     if (span) markSpan(span.span, { action: 'blocked', detection: d, event: true });
+    s.refuse(trigger, d);
     this.stop(s, error);
     this.report({ action: 'blocked', phase: 'before', detection: d, strike });
     return error;
@@ -239,6 +245,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
     trigger: number,
     delayMs: number,
     detection: LoopDetection | undefined,
+    annotations: ToolAnnotations | undefined,
   ): ProceedingCall {
     const { batch, toolName } = base;
     const startTime = template.startTime + delayMs;
@@ -257,20 +264,23 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
           return;
         }
         if (s !== this.session) return; // reset meanwhile: a call of the previous turn
-        const failed = 'error' in outcome;
-        const transient = failed ? this.isTransient(outcome.error) : undefined;
+        // An MCP result with isError is the tool's failure, reported inside a response.
+        const settled = 'error' in outcome ? outcome : callOutcome(outcome.result);
+        const failed = 'error' in settled;
+        const transient = failed ? this.isTransient(settled.error) : undefined;
         record.status = failed ? 'error' : 'ok';
         if (transient !== undefined) record.transient = transient;
+        s.finished(trigger, !failed && changesState(annotations, s.unchangedRepeat(trigger)));
         const { outcome: recorded } = buildToolCall(
           this.engine,
-          { toolName, ...(failed ? { error: rawError(outcome.error) } : { result: outcome.result }), startTime, endTime, batch, callIndex: base.callIndex },
+          { toolName, ...(failed ? { error: rawError(settled.error) } : { result: settled.result }), startTime, endTime, batch, callIndex: base.callIndex },
           log.warn,
         );
         const call: ToolCall = { ...base, outcome: recorded, startTime, endTime: Math.max(startTime, endTime) };
         // Ran with no loop in sight: whatever was refused before, the loop is broken now.
         if (!detection) s.clearStrikes(trigger);
         s.setTransient(trigger, transient);
-        for (const d of s.detector.record(call, batchComplete)) this.afterRun(s, d);
+        for (const d of s.detector.record(call, batchComplete)) this.afterRun(s, d, trigger);
       } catch (e) {
         this.problem('recording a tool outcome', e);
       }
@@ -290,9 +300,10 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
    * getting the same answer). The call keeps its real result; a critical loop stops the run from
    * the next call on, and `signal` aborts now so the next model call does not happen.
    */
-  private afterRun(s: GuardSession, d: LoopDetection): void {
+  private afterRun(s: GuardSession, d: LoopDetection, trigger: number): void {
     const stops = d.level === 'critical' && d.mode === 'enforce';
     const fresh = s.firstReport(`${d.fingerprint}:${d.level}`);
+    if (stops) s.refuse(trigger, d);
     if (stops && this.stop(s, new ToolLoopError(d))) this.report({ action: 'stopped', phase: 'after', detection: d, strike: 0 });
     else if (fresh) this.report({ action: 'allowed', phase: 'after', detection: d, strike: 0 });
   }

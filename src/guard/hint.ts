@@ -1,5 +1,6 @@
 import { ruleNamed, type HistoryFacts } from '../detector/rules.js';
-import type { LoopKind, LoopLevel, RuleName } from '../detector/types.js';
+import type { LoopDetection, LoopKind, LoopLevel, RuleName } from '../detector/types.js';
+import type { StopScope } from './options.js';
 
 export const LOOP_HINT_TYPE = 'loopwatch.hint';
 
@@ -38,11 +39,24 @@ export function loopSummary(f: GuardFacts): string {
   return ruleNamed(f.rule).summary(f);
 }
 
-/** The text the model reads instead of a result. */
-export function hintText(f: GuardFacts, finalWarning: boolean): string {
+/** The text the model reads instead of a result; `scope`: what the stop it warns of refuses. */
+export function hintText(f: GuardFacts, finalWarning: boolean, scope: StopScope = 'run'): string {
   const summary = loopSummary(f);
-  const consequence = finalWarning ? ' If you make this call again, the run will be stopped.' : '';
+  const stop = scope === 'run' ? 'the run will be stopped' : 'it will be refused for the rest of this run';
+  const consequence = finalWarning ? ` If you make this call again, ${stop}.` : '';
   return `[loopwatch] This call was not run: ${summary}. ${ruleNamed(f.rule).advice}${consequence}`;
+}
+
+/**
+ * The text the model reads when a call is refused because its loop was stopped (where the run
+ * cannot be aborted and the model goes on): what happened, and what to tell the user.
+ */
+export function refusalText(detection: LoopDetection): string {
+  return (
+    `[loopwatch] This call was refused and not run: ${detection.message}. ` +
+    `This call and the calls that continue its loop are refused for the rest of this run. ` +
+    `Do not retry it: tell the user what you were trying to do, what you found so far, and that loopwatch stopped a tool-call loop.`
+  );
 }
 
 /** The detection message for events, callbacks and `ToolLoopError`. */

@@ -13,6 +13,15 @@ import type { GuardEvent } from './events.js';
  */
 export type GuardAction = 'graduated' | 'hint' | 'abort';
 
+/**
+ * What a stop refuses afterwards (enforce mode):
+ * - `run` (default): every later call of the turn (`ToolLoopError`); the run is over.
+ * - `loop`: only the stopped loop, i.e. the refused call again and any call that continues the
+ *   loop; other work goes on. For a client the guard cannot abort, such as an MCP client behind
+ *   `loopwatch mcp`: the model keeps its other tools and can tell the user what happened.
+ */
+export type StopScope = 'run' | 'loop';
+
 export interface BackoffOptions {
   /** Delay before the first retry of a call that just failed with a transient error (default 1000 ms). */
   readonly baseMs?: number;
@@ -44,6 +53,8 @@ export interface ToolLoopGuardOptions<H> extends LoopwatchConfig {
   readonly action?: GuardAction;
   /** `hint` mode: hints per loop before the run is stopped (default 3). */
   readonly maxHints?: number;
+  /** What a stop refuses afterwards (default `run`). */
+  readonly stopScope?: StopScope;
   /** Wait before re-running a call whose last attempt failed with a transient error. Off by default. */
   readonly backoff?: boolean | BackoffOptions;
   /** Decides whether a tool's error is transient (default: `isTransientError`). */
@@ -70,6 +81,7 @@ const GUARD_KEY_SET = {
   engine: true,
   action: true,
   maxHints: true,
+  stopScope: true,
   backoff: true,
   isTransient: true,
   hint: true,
@@ -79,6 +91,7 @@ const GUARD_KEY_SET = {
 } as const satisfies Record<Exclude<keyof ToolLoopGuardOptions<unknown>, keyof LoopwatchConfig>, true>;
 const GUARD_KEYS: ReadonlySet<string> = new Set(Object.keys(GUARD_KEY_SET));
 const ACTIONS: readonly GuardAction[] = ['graduated', 'hint', 'abort'];
+const STOP_SCOPES: readonly StopScope[] = ['run', 'loop'];
 
 /** Splits guard options from engine configuration and validates both (at setup, never inside a call). */
 export function splitGuardOptions(options: ToolLoopGuardOptions<unknown>): { config: LoopwatchConfig | undefined; backoff: ResolvedBackoff | undefined } {
@@ -91,6 +104,9 @@ export function splitGuardOptions(options: ToolLoopGuardOptions<unknown>): { con
   }
   if (options.action !== undefined && !ACTIONS.includes(options.action)) {
     issues.push({ path: ['action'], message: `expected one of ${ACTIONS.join(', ')}, got ${String(options.action)}` });
+  }
+  if (options.stopScope !== undefined && !STOP_SCOPES.includes(options.stopScope)) {
+    issues.push({ path: ['stopScope'], message: `expected one of ${STOP_SCOPES.join(', ')}, got ${String(options.stopScope)}` });
   }
   const maxHints = options.maxHints;
   if (maxHints !== undefined && (typeof maxHints !== 'number' || !Number.isInteger(maxHints) || maxHints < 1)) {

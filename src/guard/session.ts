@@ -1,5 +1,6 @@
 import type { Hash } from '../fingerprint/hash.js';
 import type { TraceDetector } from '../detector/trace-detector.js';
+import type { LoopDetection } from '../detector/types.js';
 import type { ToolLoopError } from '../errors.js';
 import type { GuardedCallRecord } from './events.js';
 
@@ -38,6 +39,12 @@ export class GuardSession {
   private readonly reported = new Set<string>();
   /** Transient judgement of the last failure of each (tool, arguments), by trigger hash. */
   private readonly transient = new Map<Hash, boolean>();
+  /** Successful calls declared to change state (see `changesState`), counted. */
+  private changes = 0;
+  /** `changes` when each (tool, arguments) last finished, by trigger hash. */
+  private readonly changesSeen = new Map<Hash, number>();
+  /** Calls (tool + arguments) whose loop was stopped, with the detection (`stopScope: 'loop'`): refused again whatever the engine says. */
+  private readonly refused = new Map<Hash, LoopDetection>();
 
   constructor(
     readonly detector: TraceDetector,
@@ -140,6 +147,41 @@ export class GuardSession {
 
   wasTransient(trigger: Hash): boolean {
     return this.transient.get(trigger) === true;
+  }
+
+  /** A declared change of state finished after this (tool, arguments) last did. */
+  changedSince(trigger: Hash): boolean {
+    const seen = this.changesSeen.get(trigger);
+    return seen !== undefined && seen < this.changes;
+  }
+
+  /** This (tool, arguments) finished; `changed`: it was a declared change of state. */
+  finished(trigger: Hash, changed: boolean): void {
+    if (changed) this.changes++;
+    this.changesSeen.delete(trigger); // re-inserted last: the oldest entry is the one to forget
+    this.changesSeen.set(trigger, this.changes);
+    if (this.changesSeen.size > this.maxRecords * 2) {
+      const oldest = this.changesSeen.keys().next();
+      if (!oldest.done) this.changesSeen.delete(oldest.value);
+    }
+  }
+
+  /** It ran before with nothing changed since (undefined history: no). */
+  unchangedRepeat(trigger: Hash): boolean {
+    return this.changesSeen.get(trigger) === this.changes;
+  }
+
+  refuse(trigger: Hash, detection: LoopDetection): void {
+    if (this.refused.size >= 256 && !this.refused.has(trigger)) {
+      const oldest = this.refused.keys().next();
+      if (!oldest.done) this.refused.delete(oldest.value);
+    }
+    this.refused.set(trigger, detection);
+  }
+
+  /** The stopped loop this call belongs to, when it was refused before. */
+  refusedAs(trigger: Hash): LoopDetection | undefined {
+    return this.refused.get(trigger);
   }
 
   addRecord(record: GuardedCallRecord): MutableRecord {

@@ -44,6 +44,14 @@ export function stringAttribute(list: readonly KeyValue[], key: string): string 
 
 const nsToMs = (ns: bigint): number => Number(ns) / 1e6;
 
+const OTLP_SPAN_KINDS = ['SPAN_KIND_UNSPECIFIED', 'SPAN_KIND_INTERNAL', 'SPAN_KIND_SERVER', 'SPAN_KIND_CLIENT', 'SPAN_KIND_PRODUCER', 'SPAN_KIND_CONSUMER'];
+
+/** An OTLP span kind (number, or enum name in OTLP/JSON) as the OpenTelemetry API numbers it; undefined when unspecified. */
+export function apiSpanKind(otlpKind: unknown): number | undefined {
+  const n = typeof otlpKind === 'string' ? OTLP_SPAN_KINDS.indexOf(otlpKind) : otlpKind;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 5 ? n - 1 : undefined;
+}
+
 /**
  * What the trace replayer and the convention adapters read of an OTLP span. Ids become hex; a
  * span whose trace or span id has the wrong length is not a span (undefined).
@@ -61,6 +69,7 @@ export function replaySpanOf(span: Span, service: string | undefined): ReplaySpa
     // bit 8: the sender knows whether the parent is remote; bit 9: it is
     parentIsRemote: (flags & SpanFlags.CONTEXT_HAS_IS_REMOTE_MASK) !== 0 ? (flags & SpanFlags.CONTEXT_IS_REMOTE_MASK) !== 0 : undefined,
     name: span.name,
+    kind: apiSpanKind(span.kind),
     attributes: plainAttributes(span.attributes),
     status: status ? (status.message !== '' ? { code: status.code, message: status.message } : { code: status.code }) : { code: 0 },
     ...(events ? { events } : {}),

@@ -1,0 +1,208 @@
+import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { McpCallGuard, McpSession } from './call-guard.js';
+import { MalformedReport } from './malformed.js';
+import { clientMessageMatters, isObject, parseJson } from './messages.js';
+import { SseReader } from './sse.js';
+
+export const DEFAULT_HTTP_HOST = '127.0.0.1';
+
+/** Headers of one hop, never relayed (RFC 9110 §7.6.1), and `host`, which names the upstream instead. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+const SESSION_HEADER = 'mcp-session-id';
+
+export interface HttpProxyOptions {
+  readonly upstream: URL;
+  readonly host: string;
+  /** 0: any free port. */
+  readonly port: number;
+  /** Browser origins accepted besides localhost ones. */
+  readonly allowedOrigins: readonly string[];
+  readonly guard: McpCallGuard;
+  readonly say: (line: string) => void;
+}
+
+export interface HttpProxy {
+  readonly listening: Promise<{ readonly host: string; readonly port: number }>;
+  readonly malformed: MalformedReport;
+  close(): Promise<void>;
+}
+
+/**
+ * The Streamable HTTP proxy: every request goes to the upstream at the same path (so the client
+ * uses the upstream's path on the proxy's address), headers as they came (`Authorization`
+ * included) except those of one hop; every response comes back as the upstream sent it, JSON or
+ * SSE, streamed. A POST is read whole first, since a `tools/call` in it may be answered here (a
+ * JSON response; the call never reaches the upstream); a response is read beside the relay only
+ * while the guard awaits one. `Origin` is checked as the MCP specification asks: a browser page
+ * from another site gets 403.
+ */
+export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
+  const malformed = new MalformedReport(o.say);
+  const secure = o.upstream.protocol === 'https:';
+  const agent = secure ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+  const send = secure ? httpsRequest : httpRequest;
+  let batchSaid = false;
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !originAllowed(origin, o.allowedOrigins)) {
+      res.writeHead(403, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `Forbidden: origin ${origin} is not allowed (loopwatch mcp --allow-origin)` } }));
+      return;
+    }
+    const sessionId = single(req.headers[SESSION_HEADER]);
+    const session: McpSession = { key: `http:${sessionId ?? ''}`, sessionId };
+    if (req.method !== 'POST') return relay(req, res, session, undefined, []);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('error', () => res.destroy());
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const awaited: unknown[] = [];
+      if (clientMessageMatters(body)) {
+        const msg = parseJson(body);
+        if (msg === undefined) malformed.note('client', 'a POST body that is not valid JSON');
+        else if (Array.isArray(msg)) {
+          if (!batchSaid) o.say('a JSON-RPC batch was relayed unguarded (MCP 2025-06-18 dropped batches; further ones are not reported)');
+          batchSaid = true;
+        } else {
+          const verdict = judged(session, msg);
+          if (!verdict.relay) {
+            if (verdict.answer === undefined) {
+              res.writeHead(202).end();
+            } else {
+              const answer = Buffer.from(verdict.answer);
+              res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length, ...(sessionId ? { [SESSION_HEADER]: sessionId } : {}) });
+              res.end(answer);
+            }
+            return;
+          }
+          if (isObject(msg) && 'id' in msg) awaited.push(msg.id);
+        }
+      }
+      relay(req, res, session, body, awaited);
+    });
+  };
+
+  const judged = (session: McpSession, msg: unknown): ReturnType<McpCallGuard['fromClient']> => {
+    try {
+      return o.guard.fromClient(session, msg);
+    } catch (e) {
+      o.say(`internal error while guarding a message (relayed unguarded): ${e instanceof Error ? e.message : String(e)}`);
+      return { relay: true };
+    }
+  };
+
+  /** Sends the request upstream and the response back; `awaited`: ids of the requests in it the guard awaits. */
+  const relay = (req: IncomingMessage, res: ServerResponse, session: McpSession, body: Buffer | undefined, awaited: readonly unknown[]): void => {
+    const target = new URL(req.url ?? '/', o.upstream);
+    const headers = relayedHeaders(req.headers);
+    headers.host = o.upstream.host;
+    if (body !== undefined) headers['content-length'] = body.length;
+    const up = send(target, { method: req.method, headers, agent }, (upRes) => {
+      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, relayedHeaders(upRes.headers));
+      const ok = (upRes.statusCode ?? 0) < 300;
+      if (!ok) for (const id of awaited) o.guard.forget(session, id);
+      const tap = ok ? responseTap(upRes.headers['content-type'], session) : undefined;
+      upRes.on('data', (chunk: Buffer) => {
+        if (!res.write(chunk)) {
+          upRes.pause();
+          res.once('drain', () => upRes.resume());
+        }
+        tap?.push(chunk);
+      });
+      upRes.on('end', () => {
+        tap?.end();
+        res.end();
+        if (req.method === 'DELETE' && ok) o.guard.endSession(session);
+      });
+      upRes.on('error', () => res.destroy());
+    });
+    up.on('error', (e) => {
+      for (const id of awaited) o.guard.forget(session, id);
+      if (!res.headersSent) {
+        res.writeHead(502, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `loopwatch mcp: the upstream MCP server is unreachable (${(e as NodeJS.ErrnoException).code ?? e.message})` } }));
+      } else res.destroy();
+    });
+    // a client that goes away mid-response takes the upstream request with it
+    res.on('close', () => {
+      if (!res.writableFinished) up.destroy();
+    });
+    if (body !== undefined) up.end(body);
+    else req.pipe(up);
+  };
+
+  /** Reads the server's messages in a response while the guard awaits one: JSON collected to its end, SSE event by event. */
+  const responseTap = (contentType: string | undefined, session: McpSession): { push(chunk: Buffer): void; end(): void } | undefined => {
+    const read = (text: string | Buffer): void => {
+      if (!o.guard.waiting) return;
+      const msg = parseJson(text);
+      if (msg === undefined) return malformed.note('server', 'not valid JSON');
+      try {
+        for (const m of Array.isArray(msg) ? msg : [msg]) o.guard.fromServer(session, m);
+      } catch (e) {
+        o.say(`internal error while reading a server message (relayed): ${e instanceof Error ? e.message : String(e)}`);
+      }
+    };
+    const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
+    if (type === 'text/event-stream') {
+      const sse = new SseReader(read);
+      return { push: (c) => (o.guard.waiting ? sse.push(c) : undefined), end: () => sse.end() };
+    }
+    if (type === 'application/json') {
+      const chunks: Buffer[] = [];
+      return {
+        push: (c) => (o.guard.waiting ? chunks.push(c) : undefined),
+        end: () => {
+          if (chunks.length === 0) return;
+          const body = Buffer.concat(chunks);
+          chunks.length = 0; // let the chunks go before the body is parsed
+          read(body);
+        },
+      };
+    }
+    return undefined;
+  };
+
+  const server = createServer(handle);
+  const listening = new Promise<{ host: string; port: number }>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => {
+      const a = server.address();
+      resolve({ host: o.host, port: a && typeof a === 'object' ? a.port : o.port });
+    });
+  });
+  return {
+    listening,
+    malformed,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        agent.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function single(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function relayedHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+  return out;
+}
+
+/** A page on this machine (any port), or one of the origins the user allowed. */
+export function originAllowed(origin: string, allowed: readonly string[]): boolean {
+  if (allowed.includes(origin)) return true;
+  try {
+    return LOCAL_HOSTS.has(new URL(origin).hostname);
+  } catch {
+    return false;
+  }
+}

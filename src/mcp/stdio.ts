@@ -1,0 +1,157 @@
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import type { Readable, Writable } from 'node:stream';
+import type { ClientVerdict, McpCallGuard, McpSession } from './call-guard.js';
+import { isBlank, joinParts, LineSplitter, looksLikeJson } from './framing.js';
+import { MalformedReport } from './malformed.js';
+import { clientMessageMatters, parseJson } from './messages.js';
+
+const NEWLINE = Buffer.from('\n');
+
+export interface StdioProxyOptions {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  readonly guard: McpCallGuard;
+  /** The client's side: what it writes (our stdin) and what it reads (our stdout). */
+  readonly input: Readable;
+  readonly output: Writable;
+  readonly say: (line: string) => void;
+}
+
+/** How the server process ended. */
+export type ServerEnd = { readonly code: number | null; readonly signal: NodeJS.Signals | null } | { readonly startError: string };
+
+export interface StdioProxy {
+  /** Sends a signal to the server (the proxy's own signals are passed on). */
+  kill(signal: NodeJS.Signals): void;
+  /** Resolves when the server has exited and its output is relayed. */
+  readonly ended: Promise<ServerEnd>;
+  readonly malformed: MalformedReport;
+}
+
+/**
+ * The stdio proxy: starts the server as a child process and relays newline-delimited JSON-RPC
+ * both ways as the bytes that came, except the `tools/call` requests the guard answers itself
+ * (those reach the client as a response and never reach the server). The server's output is
+ * written through as it arrives, chunk by chunk, and read beside it only while a request the
+ * guard awaits is open; an answer of the guard waits for the end of the server message under
+ * way, so messages never interleave. Either side's backpressure holds the other.
+ * The server's stderr is the proxy's; when the client closes our stdin, the server's is closed.
+ */
+export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
+  const session: McpSession = { key: 'stdio', sessionId: randomUUID() };
+  const malformed = new MalformedReport(o.say);
+  let child: ChildProcessByStdio<Writable, Readable, null>;
+  try {
+    child = spawn(o.command, o.args as string[], { stdio: ['pipe', 'pipe', 'inherit'], env: o.env });
+  } catch (e) {
+    return { kill: () => undefined, malformed, ended: Promise.resolve({ startError: e instanceof Error ? e.message : String(e) }) };
+  }
+  const fromClient = new LineSplitter();
+  const fromServer = new LineSplitter();
+  /** Answers of the guard waiting for the end of the server's message under way. */
+  const answers: string[] = [];
+  let clientGone = false;
+
+  const toClient = (text: string): void => {
+    if (clientGone) return;
+    if (fromServer.partialBytes > 0 || answers.length > 0) answers.push(text);
+    else o.output.write(`${text}\n`);
+  };
+  const flushAnswers = (): void => {
+    while (answers.length > 0 && fromServer.partialBytes === 0 && !clientGone) o.output.write(`${answers.shift() as string}\n`);
+  };
+
+  /** The guard's verdict; a defect of ours relays the message unguarded rather than lose it. */
+  const judged = (msg: unknown): ClientVerdict => {
+    try {
+      return o.guard.fromClient(session, msg);
+    } catch (e) {
+      o.say(`internal error while guarding a message (relayed unguarded): ${e instanceof Error ? e.message : String(e)}`);
+      return { relay: true };
+    }
+  };
+
+  const onClientLine = (parts: readonly Buffer[], bytes: number, terminated: boolean): void => {
+    const line = joinParts(parts, bytes);
+    if (!isBlank(parts)) {
+      if (!looksLikeJson(parts)) malformed.note('client', 'not a JSON object');
+      else if (clientMessageMatters(line)) {
+        const msg = parseJson(line);
+        if (msg === undefined) malformed.note('client', 'not valid JSON');
+        else {
+          const verdict = judged(msg);
+          if (!verdict.relay) {
+            if (verdict.answer !== undefined) toClient(verdict.answer);
+            return;
+          }
+        }
+      }
+    }
+    const more = child.stdin.write(line);
+    const drained = terminated ? child.stdin.write(NEWLINE) : more;
+    if (!drained) {
+      o.input.pause();
+      child.stdin.once('drain', () => o.input.resume());
+    }
+  };
+
+  const onServerLine = (parts: readonly Buffer[], bytes: number): void => {
+    if (isBlank(parts)) return;
+    if (!looksLikeJson(parts)) return malformed.note('server', 'not a JSON object');
+    if (!o.guard.waiting) return;
+    const joined = joinParts(parts, bytes);
+    // the chunks are ours now (see LineSplitter): let them go before the message is parsed
+    (parts as Buffer[]).length = 0;
+    const msg = parseJson(joined);
+    if (msg === undefined) return malformed.note('server', 'not valid JSON');
+    try {
+      o.guard.fromServer(session, msg);
+    } catch (e) {
+      o.say(`internal error while reading a server message (relayed): ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+
+  o.input.on('data', (chunk: Buffer) => fromClient.push(chunk, (parts, bytes) => onClientLine(parts, bytes, true)));
+  o.input.on('end', () => {
+    fromClient.end((parts, bytes) => onClientLine(parts, bytes, false));
+    child.stdin.end();
+  });
+  // the server may exit before reading all we wrote: that is its exit to report, not an error of ours
+  child.stdin.on('error', () => undefined);
+
+  child.stdout.on('data', (chunk: Buffer) => {
+    if (!clientGone && !o.output.write(chunk)) {
+      child.stdout.pause();
+      o.output.once('drain', () => child.stdout.resume());
+    }
+    fromServer.push(chunk, onServerLine);
+    flushAnswers();
+  });
+  o.output.on('error', () => {
+    // the client went away (EPIPE): nothing more can reach it; the server is told by its stdin closing
+    clientGone = true;
+    child.stdout.resume();
+    child.stdin.end();
+  });
+
+  const ended = new Promise<ServerEnd>((resolve) => {
+    child.once('error', (e: NodeJS.ErrnoException) => resolve({ startError: e.code === 'ENOENT' ? `${o.command}: command not found` : e.message }));
+    child.once('close', (code, signal) => {
+      fromServer.end(onServerLine);
+      // what the guard still owes the client goes out after the server's last message
+      while (answers.length > 0 && !clientGone) o.output.write(`${answers.shift() as string}\n`);
+      o.guard.endSession(session);
+      resolve({ code, signal });
+    });
+  });
+
+  return {
+    kill: (signal) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+    ended,
+    malformed,
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * The proxy's parts alone: framing, the SSE reader, the call guard (runs, cancellations,
+ * annotations from tools/list) and the MCP convention adapter, with the real guard and engine.
+ */
+import { SpanKind } from '@opentelemetry/api';
+import { describe, expect, it } from 'vitest';
+import { defaultAdapters, findToolAdapter } from '../../src/conventions/index.js';
+import { mcpAdapter } from '../../src/conventions/mcp.js';
+import { LoopEngine } from '../../src/detector/engine.js';
+import { McpCallGuard, type McpSession } from '../../src/mcp/call-guard.js';
+import { isBlank, joinParts, LineSplitter, looksLikeJson } from '../../src/mcp/framing.js';
+import { SseReader } from '../../src/mcp/sse.js';
+import { McpTelemetry } from '../../src/mcp/telemetry.js';
+import { apiSpanKind } from '../../src/formats/protobuf/span-view.js';
+
+describe('LineSplitter', () => {
+  it('cuts at newlines across chunks, hands single-chunk lines without copying, keeps \\r, returns an unterminated rest', () => {
+    const s = new LineSplitter();
+    const lines: string[] = [];
+    const first = Buffer.from('{"a":1}\n{"b"');
+    s.push(first, (parts, bytes) => {
+      expect(parts[0]?.buffer).toBe(first.buffer);
+      lines.push(joinParts(parts, bytes).toString());
+    });
+    expect(s.partialBytes).toBe(4);
+    for (const c of [':2', '}\r\n\n{"c":3}\n', 'tail']) s.push(Buffer.from(c), (parts, bytes) => lines.push(joinParts(parts, bytes).toString()));
+    s.end((parts, bytes) => lines.push(`end:${joinParts(parts, bytes).toString()}`));
+    expect(lines).toEqual(['{"a":1}', '{"b":2}\r', '', '{"c":3}', 'end:tail']);
+    expect(isBlank([Buffer.from(' \r')])).toBe(true);
+    expect(looksLikeJson([Buffer.from('  '), Buffer.from('[1]')])).toBe(true);
+    expect(looksLikeJson([Buffer.from('hello')])).toBe(false);
+  });
+});
+
+describe('SseReader', () => {
+  it('joins data lines per event, across chunks and line-ending styles; skips other fields', () => {
+    const events: string[] = [];
+    const r = new SseReader((d) => events.push(d));
+    for (const c of ['event: message\r\nid: 1\r\ndata: {"a"', ':1}\r\n\r\n: comment\ndata: x\ndata:y\n', '\n', 'data: last']) r.push(Buffer.from(c));
+    r.end();
+    expect(events).toEqual(['{"a":1}', 'x\ny', 'last']);
+  });
+});
+
+describe('McpCallGuard', () => {
+  let clock = 0;
+  const lines: string[] = [];
+  const guard = (idleGapMs = 60_000): McpCallGuard =>
+    new McpCallGuard({ engine: new LoopEngine(), action: 'graduated', idleGapMs, telemetry: McpTelemetry.fromEnv({}, 'test', () => undefined), transport: 'pipe', say: (l) => lines.push(l), now: () => clock });
+  const session: McpSession = { key: 'stdio', sessionId: 's1' };
+  const call = (id: number, name: string, args: object, meta?: object) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } });
+  const failure = (id: number) => ({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'boom' }], isError: true } });
+  /** Sends the call; when relayed, the server answers with the same failure. Returns what the client got from the proxy, if anything. */
+  const loop = (g: McpCallGuard, id: number, meta?: object): string | undefined => {
+    const v = g.fromClient(session, call(id, 'lookup', { q: 1 }, meta));
+    if (v.relay) {
+      g.fromServer(session, failure(id));
+      return undefined;
+    }
+    return v.answer;
+  };
+
+  it('a run per client trace: the same loop in two traces is two runs; the session run splits after the idle gap', () => {
+    const g = guard(1_000);
+    const traceA = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+    const traceB = { traceparent: '00-1af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+    expect([loop(g, 1, traceA), loop(g, 2, traceA), loop(g, 3, traceB), loop(g, 4, traceB)]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(loop(g, 5, traceA)).toContain('[loopwatch] This call was not run');
+    expect(loop(g, 6)).toBeUndefined();
+    expect(loop(g, 7)).toBeUndefined();
+    clock += 1_001;
+    expect(loop(g, 8)).toBeUndefined(); // a new run: the history is gone
+    expect(loop(g, 9)).toBeUndefined();
+    expect(loop(g, 10)).toContain('[loopwatch] This call was not run');
+    expect(g.runs.size).toBe(3);
+  });
+
+  it("a cancellation of a call the proxy answered stays with the proxy; one of a relayed call goes on and ends the call", () => {
+    const g = guard();
+    loop(g, 1);
+    loop(g, 2);
+    expect(loop(g, 3)).toBeDefined();
+    expect(g.fromClient(session, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } })).toEqual({ relay: false, answer: undefined });
+    expect(g.fromClient(session, call(4, 'other', {})).relay).toBe(true);
+    expect(g.waiting).toBe(true);
+    expect(g.fromClient(session, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 4 } })).toEqual({ relay: true });
+    expect(g.waiting).toBe(false);
+  });
+
+  it('reads tool annotations from tools/list: a read after a declared write runs', () => {
+    const g = guard();
+    g.fromClient(session, { jsonrpc: '2.0', id: 100, method: 'tools/list' });
+    g.fromServer(session, {
+      jsonrpc: '2.0',
+      id: 100,
+      result: { tools: [{ name: 'read', annotations: { readOnlyHint: true } }, { name: 'write', annotations: { readOnlyHint: false, destructiveHint: true } }] },
+    });
+    const read = (id: number) => {
+      const v = g.fromClient(session, call(id, 'read', { path: 'B' }));
+      if (v.relay) g.fromServer(session, { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'contents' }] } });
+      return v.relay;
+    };
+    expect([read(1), read(2)]).toEqual([true, true]);
+    expect(g.fromClient(session, call(3, 'write', { path: 'B', content: 'new' })).relay).toBe(true);
+    g.fromServer(session, { jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text: 'ok' }] } });
+    expect(read(4)).toBe(true);
+  });
+
+  it('a JSON-RPC error response is a failure of the call (an unknown tool is hinted at once); other messages and batches pass', () => {
+    const g = guard();
+    expect(g.fromClient(session, call(1, 'ghost', {})).relay).toBe(true);
+    g.fromServer(session, { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Tool ghost not found' } });
+    const second = g.fromClient(session, call(2, 'ghost', {}));
+    expect(second.relay).toBe(false);
+    expect(!second.relay && second.answer).toContain("'ghost' is not an available tool");
+    expect(g.fromClient(session, { jsonrpc: '2.0', id: 9, method: 'resources/list' })).toEqual({ relay: true });
+    expect(g.fromClient(session, [call(10, 'ghost', {})])).toEqual({ relay: true });
+  });
+});
+
+describe('the MCP convention adapter', () => {
+  const span = (attributes: Record<string, unknown>, kind?: number, name = 'tools/call get_weather') => ({ name, attributes, status: { code: 0 }, kind });
+
+  it('claims tools/call spans; a server span without gen_ai.operation.name is the other side of a client span and is not a second call', () => {
+    expect(mcpAdapter.isToolSpan(span({ 'mcp.method.name': 'tools/call' }, SpanKind.CLIENT))).toBe(true);
+    expect(mcpAdapter.isToolSpan(span({ 'mcp.method.name': 'tools/call' }))).toBe(true);
+    expect(mcpAdapter.isToolSpan(span({ 'mcp.method.name': 'tools/call' }, SpanKind.SERVER))).toBe(false);
+    expect(mcpAdapter.isToolSpan(span({ 'mcp.method.name': 'tools/call', 'gen_ai.operation.name': 'execute_tool' }, SpanKind.SERVER))).toBe(true);
+    expect(mcpAdapter.isToolSpan(span({ 'mcp.method.name': 'tools/list' }))).toBe(false);
+    expect(mcpAdapter.readToolCall(span({ 'mcp.method.name': 'tools/call', 'error.type': 'tool_error' }))).toMatchObject({ toolName: 'get_weather', error: { type: 'tool_error' } });
+    expect(findToolAdapter(defaultAdapters, span({ 'mcp.method.name': 'tools/call', 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'x' }))?.name).toBe('mcp');
+  });
+
+  it('OTLP span kinds are read with the API numbering', () => {
+    expect([apiSpanKind(2), apiSpanKind('SPAN_KIND_CLIENT'), apiSpanKind(0), apiSpanKind('nope')]).toEqual([SpanKind.SERVER, SpanKind.CLIENT, undefined, undefined]);
+  });
+});
