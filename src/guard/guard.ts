@@ -4,7 +4,8 @@ import { buildToolCall } from '../detector/tool-call.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
 import { ToolLoopError } from '../errors.js';
 import { callContained, log, notifyContained, reportContained } from '../otel/diag.js';
-import { combine, toHex } from '../fingerprint/hash.js';
+import { combine, toHex, type Hash } from '../fingerprint/hash.js';
+import type { Batch } from '../sequence/call-sequence.js';
 import { guardAiSdkTools, type WrapToolsOptions } from './ai-sdk.js';
 import type { CallGuard, CheckOptions, GuardedCall, ProceedingCall, RunOptions } from './calls.js';
 import { decide, strongest } from './decide.js';
@@ -142,13 +143,13 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
 
   private plan(toolName: string, args: unknown, options: CheckOptions): GuardedCall<H> | ToolLoopError {
     const s = this.session;
-    const index = ++s.attempts;
+    const index = s.sequence.nextCallIndex();
     const now = this.clock();
     const span = activeSpan();
     const batch = s.batchFor(options.batch);
     const base = buildToolCall(
       this.engine,
-      { toolName, arguments: args, startTime: now, endTime: now, batch, callIndex: index, ...(span ? { spanId: span.spanId } : {}) },
+      { toolName, arguments: args, startTime: now, endTime: now, batch: batch.key, callIndex: index, ...(span ? { spanId: span.spanId } : {}) },
       log.warn,
     );
     const trigger = combine(this.engine.toolHash(toolName), base.argsHash ?? Number.NaN);
@@ -183,12 +184,12 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
     const found =
       role === 'poller' || role === 'wait' || s.changedSince(trigger)
         ? []
-        : s.detector.preview({ ...base, outcome: expectedOutcome(history, toolName, base.argsHash) }, s.running(batch) === 0);
+        : s.detector.preview({ ...base, outcome: expectedOutcome(history, toolName, base.argsHash) }, batch.running === 0);
     const primary = strongest(found);
-    if (!primary) return this.proceed(s, base, record, trigger, delayMs, undefined, options.annotations);
+    if (!primary) return this.proceed(s, { base, batch, record, trigger, annotations: options.annotations }, delayMs, undefined);
 
     const fingerprints = found.map((d) => d.fingerprint);
-    const prior = s.strikesOn(fingerprints, batch);
+    const prior = s.strikesOn(fingerprints, batch.key);
     // A parallel duplicate of a call refused in this same step gets the same answer, not a new strike.
     const strikes = prior.sameBatch ? Math.max(0, prior.count - 1) : prior.count;
     const intended = decide({ action: this.action, maxHints: this.maxHints, detection: primary, strikes, transientRetry });
@@ -203,7 +204,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
     const intervenes = intended === 'hint' || intended === 'abort';
     // In observe mode the strike is counted as if enforced, so the events tell what enforcement would do.
     const strike = intervenes ? strikes + 1 : strikes;
-    if (intervenes) s.strike(fingerprints, batch, trigger, strike);
+    if (intervenes) s.strike(fingerprints, batch.key, trigger, strike);
     if (!intervenes || !enforce) {
       const d: LoopDetection = { ...primary, ...where, message: decisionMessage(facts, 'ran') };
       const wouldBe = intended === 'hint' ? 'hinted' : intended === 'abort' ? 'blocked' : undefined;
@@ -214,7 +215,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
       if (newVerdict || delayMs > 0) {
         this.report({ action, phase: 'before', detection: d, strike, ...(wouldBe ? { wouldBe } : {}), ...(delayMs > 0 ? { delayMs } : {}) });
       }
-      return this.proceed(s, base, record, trigger, delayMs, d, options.annotations);
+      return this.proceed(s, { base, batch, record, trigger, annotations: options.annotations }, delayMs, d);
     }
 
     const count = primary.count + strikes;
@@ -240,14 +241,12 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
   /** `base`: the call as judged before it ran (arguments already fingerprinted, not kept raw). */
   private proceed(
     s: GuardSession,
-    base: ToolCall,
-    template: GuardedCallRecord,
-    trigger: number,
+    planned: PlannedCall,
     delayMs: number,
     detection: LoopDetection | undefined,
-    annotations: ToolAnnotations | undefined,
   ): ProceedingCall {
-    const { batch, toolName } = base;
+    const { base, batch, record: template, trigger, annotations } = planned;
+    const { toolName } = base;
     const startTime = template.startTime + delayMs;
     const record = s.addRecord({ ...template, startTime, ...(delayMs > 0 ? { delayMs } : {}), ...(detection ? { detection } : {}) });
     s.enter(batch);
@@ -273,7 +272,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
         s.finished(trigger, !failed && changesState(annotations, s.unchangedRepeat(trigger)));
         const { outcome: recorded } = buildToolCall(
           this.engine,
-          { toolName, ...(failed ? { error: rawError(settled.error) } : { result: settled.result }), startTime, endTime, batch, callIndex: base.callIndex },
+          { toolName, ...(failed ? { error: rawError(settled.error) } : { result: settled.result }), startTime, endTime, batch: batch.key, callIndex: base.callIndex },
           log.warn,
         );
         const call: ToolCall = { ...base, outcome: recorded, startTime, endTime: Math.max(startTime, endTime) };
@@ -339,6 +338,15 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
   private problem(where: string, e: unknown): void {
     reportContained(where, e);
   }
+}
+
+/** A call the guard lets run: as judged before it ran, its batch, its record, its trigger (tool + arguments) and the tool's annotations. */
+interface PlannedCall {
+  readonly base: ToolCall;
+  readonly batch: Batch;
+  readonly record: GuardedCallRecord;
+  readonly trigger: Hash;
+  readonly annotations: ToolAnnotations | undefined;
 }
 
 /** The error as the engine classifies it: type and message, read defensively. */

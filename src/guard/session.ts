@@ -1,6 +1,7 @@
 import type { Hash } from '../fingerprint/hash.js';
 import type { TraceDetector } from '../detector/trace-detector.js';
 import type { LoopDetection } from '../detector/types.js';
+import { CallSequence, type Batch } from '../sequence/call-sequence.js';
 import type { ToolLoopError } from '../errors.js';
 import type { GuardedCallRecord } from './events.js';
 
@@ -22,19 +23,15 @@ type MutableRecord = { -readonly [K in keyof GuardedCallRecord]: GuardedCallReco
 export class GuardSession {
   readonly controller = new AbortController();
   stopped: ToolLoopError | undefined;
-  attempts = 0;
   private readonly strikes = new Map<string, Strike>();
   private readonly records: MutableRecord[] = [];
-  private readonly inFlight = new Map<string, number>();
-  private autoBatch: string | undefined;
+  /** The turn's calls in order, and their automatic parallel batches. */
+  readonly sequence = new CallSequence();
+  /** Batches the caller named (`CheckOptions.batch`), while a call of theirs runs: the name is the batch. */
+  private readonly named = new Map<string, Batch>();
+  /** The latest automatic batch, and whether it opened in the synchronous run still going on. */
+  private autoBatch: Batch | undefined;
   private autoBatchFresh = false;
-  /**
-   * A call of the current automatic batch has finished: a call that starts after it belongs to a
-   * later step, even while another call of the batch still runs (a call that hangs, which the app
-   * timed out, would otherwise gather every later call into its batch, where repeats do not count).
-   */
-  private autoBatchEnded = false;
-  private batchSeq = 0;
   /** Report keys already used, so that a loop the call keeps continuing is reported once, not per call. */
   private readonly reported = new Set<string>();
   /** Transient judgement of the last failure of each (tool, arguments), by trigger hash. */
@@ -53,41 +50,41 @@ export class GuardSession {
   ) {}
 
   /**
-   * A batch key for a call starting now. Without an explicit key, calls form one parallel step
-   * when they overlap in time, or start in the same synchronous run (`Promise.all` over a step's
-   * calls, where a hinted call is over at once).
+   * The batch of a call starting now. A key the caller gives names its batch. Otherwise calls form
+   * one parallel step when they overlap in time (the sequence's batches), or start in the same
+   * synchronous run (`Promise.all` over a step's calls, where a hinted call is over at once).
    */
-  batchFor(explicit: string | undefined): string {
-    if (explicit !== undefined) return `b:${explicit}`;
-    if (this.autoBatch === undefined || (!this.autoBatchFresh && (this.autoBatchEnded || this.running(this.autoBatch) === 0))) {
-      this.autoBatch = `auto:${this.batchSeq++}`;
+  batchFor(explicit: string | undefined): Batch {
+    if (explicit !== undefined) {
+      const key = `b:${explicit}`;
+      let batch = this.named.get(key);
+      if (batch === undefined) this.named.set(key, (batch = { key, running: 0, ended: false }));
+      return batch;
+    }
+    const batch = this.sequence.batchFor(undefined, this.autoBatchFresh);
+    if (batch !== this.autoBatch) {
+      this.autoBatch = batch;
       this.autoBatchFresh = true;
-      this.autoBatchEnded = false;
       queueMicrotask(() => {
-        this.autoBatchFresh = false;
+        if (this.autoBatch === batch) this.autoBatchFresh = false;
       });
     }
-    return this.autoBatch;
+    return batch;
   }
 
-  running(batch: string): number {
-    return this.inFlight.get(batch) ?? 0;
-  }
-
-  enter(batch: string): void {
-    this.inFlight.set(batch, this.running(batch) + 1);
+  enter(batch: Batch): void {
+    this.sequence.enter(batch);
   }
 
   /** A call of `batch` finished; true when none of its batch is still running. */
-  leave(batch: string): boolean {
-    const n = Math.max(0, this.running(batch) - 1);
-    if (batch === this.autoBatch) this.autoBatchEnded = true;
-    if (n === 0) {
-      this.inFlight.delete(batch);
+  leave(batch: Batch): boolean {
+    const complete = this.sequence.leave(batch);
+    if (complete) {
+      if (batch.key.startsWith('b:')) this.named.delete(batch.key);
       // A call that finished before the next one started was not parallel to it.
-      if (batch === this.autoBatch) this.autoBatchFresh = false;
-    } else this.inFlight.set(batch, n);
-    return n === 0;
+      else if (batch === this.autoBatch) this.autoBatchFresh = false;
+    }
+    return complete;
   }
 
   /** Strikes already given on any of these loops, and whether one was given in this very batch. */

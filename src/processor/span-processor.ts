@@ -13,7 +13,7 @@ import { detectionOutputs, writeDetections, type DetectionOutput } from './outpu
 import type { SpanReading } from './span-reading.js';
 import { LoopSpend } from './loop-spend.js';
 import { ToolSpans, type EndedToolCall } from './tool-spans.js';
-import { TraceState, type StartedToolSpan } from './trace-state.js';
+import { TraceState } from './trace-state.js';
 import { TraceStore } from './trace-store.js';
 import { hashString } from '../fingerprint/hash.js';
 
@@ -88,11 +88,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     const metrics = meterProvider && callContained('the meterProvider option', () => new LoopMetrics(meterProvider, '', this.reportProblem), undefined);
     const logs = loggerProvider && callContained('the loggerProvider option', () => new LoopLogs(loggerProvider, '', this.reportProblem), undefined);
     this.spend = new LoopSpend({ prices: o.config.prices, historySize: this.engine.config.historySize, metrics, onTraceEnd: o.onTraceEnd });
-    this.spans = new ToolSpans(this.traces, {
-      ...o,
-      onToolCall: metrics ? (tool, prompt) => metrics.recordToolCall(tool, prompt) : undefined,
-      onTraceEnd: (state, root) => this.spend.traceEnded(state, root),
-    });
+    this.spans = new ToolSpans(this.traces, { ...o, onToolCall: metrics ? (tool, prompt) => metrics.recordToolCall(tool, prompt) : undefined });
     this.outputs = detectionOutputs({ onLoop: o.onLoop, onAbort: o.onAbort, metrics, logs, langfuseObservations: o.langfuseObservations });
     this.preview = o.preview;
   }
@@ -154,29 +150,15 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     if (this.isShutdown || span === this.lastEnding) return;
     this.lastEnding = span;
     try {
-      const leaf = this.deferredSpan === span;
-      const parentContext = this.deferredContext;
-      if (leaf) this.deferredSpan = this.deferredContext = undefined;
-      else this.startDeferred();
+      if (this.deferredSpan === span) {
+        this.leafEnding(span);
+        return;
+      }
+      this.startDeferred();
       const reading = this.spans.read(span);
-      if (!leaf) {
-        this.end(span, reading, undefined, span);
-        return;
-      }
-      // A leaf: its start is looked at now, from the same reading as its end.
-      if (reading === undefined) {
-        // Most spans. In a trace loopwatch tracks it may be a model call, whose usage is what loops
-        // cost. With no parent at all, nothing can be tracked for its trace: a signal asked for
-        // during the span would have made it no leaf (`startDeferredContained`).
-        if (hasNoParent(span)) return;
-        const state = this.traces.peek(span.spanContext().traceId);
-        if (state !== undefined) {
-          this.spend.spanEnded(span, state);
-          this.spans.unclaimedLeafEnded(span);
-        }
-        return;
-      }
-      this.end(span, reading, this.spans.started(span, parentContext, reading, true), span);
+      const ended = this.spans.ended(span, reading, undefined);
+      if (ended !== undefined) this.spans.annotate(span, ended);
+      this.spanEnded(span, reading, ended);
     } catch (e) {
       reportContained('onEnding', e);
     }
@@ -188,10 +170,33 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     this.lastEnded = span;
     try {
       this.startDeferred();
-      this.end(span, this.spans.read(span), undefined, undefined);
+      const reading = this.spans.read(span);
+      this.spanEnded(span, reading, this.spans.ended(span, reading, undefined));
     } catch (e) {
       reportContained('onEnd', e);
     }
+  }
+
+  /** A leaf ends (see `deferredSpan`): its start is looked at now, from the same reading as its end. */
+  private leafEnding(span: WritableToolSpan): void {
+    const parentContext = this.deferredContext;
+    this.deferredSpan = this.deferredContext = undefined;
+    const reading = this.spans.read(span);
+    if (reading === undefined) {
+      // Most spans. In a trace loopwatch tracks it may be a model call, whose usage is what loops
+      // cost. With no parent at all, nothing can be tracked for its trace: a signal asked for
+      // during the span would have made it no leaf (`startDeferredContained`).
+      if (hasNoParent(span)) return;
+      const state = this.traces.peek(span.spanContext().traceId);
+      if (state === undefined) return;
+      this.spend.spanEnded(span, state);
+      const trace = this.spans.unclaimedLeafEnded(span);
+      if (trace !== undefined) this.traceEnded(trace, span);
+      return;
+    }
+    const ended = this.spans.ended(span, reading, this.spans.startedLeaf(span, parentContext, reading));
+    if (ended !== undefined) this.spans.annotate(span, ended);
+    this.spanEnded(span, reading, ended);
   }
 
   forceFlush(): Promise<void> {
@@ -206,14 +211,25 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     return Promise.resolve();
   }
 
-  /** The end of a span: its tool call judged and what was found written out, then its trace told. */
-  private end(span: ReadableToolSpan, reading: SpanReading | undefined, started: StartedToolSpan | undefined, writable: WritableToolSpan | undefined): void {
-    const ended = this.spans.ended(span, reading, started, writable);
+  /**
+   * A span ended: its tool call (if it is one) judged and what was found written out, or, for
+   * another span, its model spend kept; then its trace told, and summed up if it ended with it.
+   * Detections and the summary go on the span while it can be written: in `onEnding`, which is
+   * where every span ends once the SDK has it; `onEnd` only looks at spans on SDKs without it.
+   */
+  private spanEnded(span: ReadableToolSpan, reading: SpanReading | undefined, ended: EndedToolCall | undefined): void {
+    const writable = this.endingSupported ? (span as WritableToolSpan) : undefined;
     if (ended !== undefined) {
       const found = this.detect(ended);
-      if (found.length > 0) writeDetections(this.outputs, found, ended);
+      if (found.length > 0) writeDetections(this.outputs, found, { ...ended, span: writable });
     } else this.spend.spanEnded(span, this.traces.peek(span.spanContext().traceId));
-    this.spans.spanEnded(span, reading, ended !== undefined, writable);
+    const trace = this.spans.spanEnded(span, reading, ended !== undefined);
+    if (trace !== undefined) this.traceEnded(trace, writable);
+  }
+
+  /** A tracked trace's local root ended (the trace is no longer tracked): what its loops cost. */
+  private traceEnded(trace: TraceState, root: WritableToolSpan | undefined): void {
+    callContained('the end of a trace', () => this.spend.traceEnded(trace, root), undefined);
   }
 
   /** What the engine finds in the call's trace now (or the guard's decision about it). */
@@ -259,7 +275,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     if (span === undefined) return;
     const parentContext = this.deferredContext;
     this.deferredSpan = this.deferredContext = undefined;
-    this.spans.started(span, parentContext, this.spans.read(span), false);
+    this.spans.started(span, parentContext, this.spans.read(span));
   }
 
   private startDeferredContained(): void {

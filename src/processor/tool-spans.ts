@@ -13,7 +13,7 @@ import { TraceState, type SpanNames, type StartedToolSpan } from './trace-state.
 import type { TraceStore } from './trace-store.js';
 
 /** A tool span that ended, as the processor hands it on: where it happened, and its call. */
-export interface EndedToolCall extends DetectionSite {
+export interface EndedToolCall extends Omit<DetectionSite, 'span'> {
   /** The call, for the engine; undefined when its fields could not be read or the guard answered it. */
   readonly call: RawToolCall | undefined;
   /** No other call of its batch is still running. */
@@ -25,6 +25,9 @@ export interface EndedToolCall extends DetectionSite {
   readonly decision: LoopDetection | undefined;
   /** It has no parent at all: its trace began with it and ends with it, one call in all (see `hasNoParent`). */
   readonly alone: boolean;
+  /** What the span gets written while it can be (see `ToolSpans.annotate`); no tool name when its fields could not be read. */
+  readonly toolName: string | undefined;
+  readonly promptName: string | undefined;
 }
 
 export interface ToolSpanOptions {
@@ -33,8 +36,6 @@ export interface ToolSpanOptions {
   readonly normalize: boolean;
   /** Told of every tool call the adapters could name (the `gen_ai.tool.calls` counter). */
   readonly onToolCall?: ((toolName: string, promptName: string | undefined) => void) | undefined;
-  /** Told when a tracked trace's local root ends, before its state is dropped (the root, while it can be written). */
-  readonly onTraceEnd?: ((state: TraceState, root: WritableToolSpan | undefined) => void) | undefined;
 }
 
 /**
@@ -50,7 +51,6 @@ export class ToolSpans {
   private readonly promptResolver: ToolSpanOptions['promptName'];
   private readonly normalize: boolean;
   private readonly onToolCall: ToolSpanOptions['onToolCall'];
-  private readonly onTraceEnd: ToolSpanOptions['onTraceEnd'];
   /**
    * SDKs without `onEnding` only: the parent context of every span at its start, for a span that
    * becomes a tool call only at its end (Traceloop names its tool spans after they start), whose
@@ -69,7 +69,6 @@ export class ToolSpans {
     this.promptResolver = options.promptName;
     this.normalize = options.normalize;
     this.onToolCall = options.onToolCall;
-    this.onTraceEnd = options.onTraceEnd;
   }
 
   /** On SDKs without `onEnding`: remembers where the span started (see `parentsAtStart`). */
@@ -86,11 +85,45 @@ export class ToolSpans {
   }
 
   /**
-   * The start of `span`, as `reading` saw it (undefined: the gate turned it away). `atEnd`: the
-   * start is looked at only now that the span ends, nothing having started or ended in between
-   * (a leaf); a tool span is then not recorded as open but its start returned, for `ended`.
+   * A span started, as `reading` saw it (undefined: the gate turned it away): its names are
+   * recorded for its children, and a tool span is recorded as open, in the batch it joins.
    */
-  started(span: WritableToolSpan, parentContext: Context | undefined, reading: SpanReading | undefined, atEnd: boolean): StartedToolSpan | undefined {
+  started(span: WritableToolSpan, parentContext: Context | undefined, reading: SpanReading | undefined): void {
+    const start = this.noteStart(span, parentContext, reading);
+    if (start === undefined) return;
+    const { state, tool, parentId, inherited, prompt } = start;
+    const sequence = state.sequence;
+    const batch = sequence.batchFor(parentId);
+    sequence.enter(batch);
+    this.traces.get(span.spanContext().traceId);
+    state.addOpenToolSpan(span.spanContext().spanId, { adapter: tool, callIndex: sequence.nextCallIndex(), batch, parentId, parentContext, inherited });
+    // Set now so that it is exported even on SDKs without onEnding.
+    annotatePromptName(span, prompt ?? this.resolvePrompt(span) ?? inherited?.prompt ?? state.lastPrompt);
+  }
+
+  /**
+   * The start of a leaf, looked at only now that it ends (nothing started or ended in between):
+   * its names are recorded like any start's, and a tool span joins and leaves the batch open
+   * under its parent at once, never open. Its start, for `ended`.
+   */
+  startedLeaf(span: WritableToolSpan, parentContext: Context | undefined, reading: SpanReading): StartedToolSpan | undefined {
+    const start = this.noteStart(span, parentContext, reading);
+    if (start === undefined) return undefined;
+    const { state, tool, parentId, inherited } = start;
+    const sequence = state.sequence;
+    return { adapter: tool, callIndex: sequence.nextCallIndex(), batch: sequence.startedAndEnded(parentId), parentId, parentContext, inherited };
+  }
+
+  /**
+   * What every start does: the names the span carries or inherits become its trace's latest (and
+   * are recorded for its children), its parent is recorded as passing names on. Returns what a
+   * tool span's start needs, when the span is one.
+   */
+  private noteStart(
+    span: WritableToolSpan,
+    parentContext: Context | undefined,
+    reading: SpanReading | undefined,
+  ): { state: TraceState; tool: ConventionAdapter; parentId: string | undefined; inherited: SpanNames | undefined; prompt: string | undefined } | undefined {
     const { traceId, spanId } = span.spanContext();
     if (reading === undefined) {
       // Neither a tool call nor named: at most its parent now has a child to pass names on to,
@@ -118,41 +151,15 @@ export class ToolSpans {
       // Only inherited: recorded when a first child starts (`recordParentNames`); most tool spans have none.
       state.setLatestNames(inherited);
     }
-    if (!tool) return undefined;
-    if (atEnd) {
-      // It joins and leaves the batch open under its parent at once, never the last to end.
-      const batch = state.joinEndedCall(parentId);
-      return {
-        adapter: tool,
-        callIndex: ++state.nextCallIndex,
-        batch: batch ?? state.newBatchKey(),
-        batchComplete: batch === undefined,
-        parentId,
-        parentContext,
-        inherited,
-      };
-    }
-    this.traces.get(traceId);
-    state.addOpenToolSpan(spanId, {
-      adapter: tool,
-      callIndex: ++state.nextCallIndex,
-      batch: state.joinBatch(parentId),
-      batchComplete: undefined,
-      parentId,
-      parentContext,
-      inherited,
-    });
-    // Set now so that it is exported even on SDKs without onEnding.
-    annotatePromptName(span, prompt ?? this.resolvePrompt(span) ?? inherited?.prompt ?? state.lastPrompt);
-    return undefined;
+    return tool ? { state, tool, parentId, inherited, prompt } : undefined;
   }
 
   /**
-   * The tool call of an ending span, if it is one: started as one (`started`: its start, for a
+   * The tool call of an ending span, if it is one: started as one (`startedLeaf`'s answer for a
    * leaf; else its record as an open tool span), or claimed by an adapter only now (the Mastra
-   * bridge marks its spans at their end). `writable`: the span, while it can still be written.
+   * bridge marks its spans at their end). Reads only: what the span gets written is `annotate`.
    */
-  ended(span: ReadableToolSpan, reading: SpanReading | undefined, started: StartedToolSpan | undefined, writable: WritableToolSpan | undefined): EndedToolCall | undefined {
+  ended(span: ReadableToolSpan, reading: SpanReading | undefined, started: StartedToolSpan | undefined): EndedToolCall | undefined {
     const { traceId, spanId } = span.spanContext();
     let state = this.traces.peek(traceId);
     let start = started ?? state?.takeOpenToolSpan(spanId);
@@ -160,13 +167,16 @@ export class ToolSpans {
       const adapter = reading?.claim();
       if (adapter === undefined) return undefined;
       state ??= this.traces.getOrCreate(traceId, () => new TraceState());
-      start = { adapter, callIndex: ++state.nextCallIndex, batch: `solo:${spanId}`, batchComplete: true, parentId: parentIdOf(span), parentContext: this.parentsAtStart?.get(span), inherited: undefined };
+      const sequence = state.sequence;
+      start = { adapter, callIndex: sequence.nextCallIndex(), batch: { key: sequence.newBatchKey(), complete: true }, parentId: parentIdOf(span), parentContext: this.parentsAtStart?.get(span), inherited: undefined };
     }
     if (state === undefined) return undefined; // (a start record without its trace: dropped meanwhile)
-    const batchComplete = start.batchComplete ?? state.leaveBatch(start.parentId, start.batch);
+    const batch = start.batch;
+    const batchComplete = 'complete' in batch ? batch.complete : state.sequence.leave(batch);
     this.traces.get(traceId);
     const fields = reading !== undefined ? reading.readCall(start.adapter) : start.adapter.readToolCall(span);
-    if (!fields) return endedToolCall(state, traceId, spanId, writable, start, undefined, batchComplete, undefined, undefined);
+    const site = { trace: state, traceId, spanId, parentContext: start.parentContext, parentId: start.parentId, batchComplete, alone: hasNoParent(span) };
+    if (!fields) return { ...site, call: undefined, decision: undefined, attributes: undefined, toolName: undefined, promptName: undefined };
     if (start.parentId === undefined && !this.parentlessSaid) {
       // The commonest reason for "no detections": without a registered context manager every
       // tool span starts a trace of its own, and loops are found among the calls of one trace.
@@ -190,12 +200,11 @@ export class ToolSpans {
     }
     promptName ??= state.lastPrompt;
     agentName ??= state.lastAgent;
-    if (writable) this.annotateToolSpan(writable, fields.toolName, promptName);
-    this.onToolCall?.(fields.toolName, promptName);
+    const { toolName } = fields;
+    this.onToolCall?.(toolName, promptName);
 
     const mark = takeGuardMark(span);
     if (mark) {
-      writable?.setAttribute(ATTR_LOOP_ACTION, mark.action);
       const d = mark.detection;
       const decision: LoopDetection | undefined = mark.event
         ? {
@@ -207,24 +216,41 @@ export class ToolSpans {
             ...(d.agentName === undefined && agentName !== undefined ? { agentName } : {}),
           }
         : undefined;
-      return endedToolCall(state, traceId, spanId, writable, start, undefined, batchComplete, decision, { [ATTR_LOOP_ACTION]: mark.action });
+      return { ...site, call: undefined, decision, attributes: { [ATTR_LOOP_ACTION]: mark.action }, toolName, promptName };
     }
 
     // one shape for every call, absent fields undefined
     const call: RawToolCall = {
-      toolName: fields.toolName,
+      toolName,
       arguments: fields.arguments,
       result: fields.result,
       error: fields.error,
       startTime: hrTimeToMs(span.startTime),
       endTime: hrTimeToMs(span.endTime),
-      batch: start.batch,
+      batch: batch.key,
       callIndex: start.callIndex,
       spanId,
       promptName,
       agentName,
     };
-    return endedToolCall(state, traceId, spanId, writable, start, call, batchComplete, undefined, undefined);
+    return { ...site, call, decision: undefined, attributes: undefined, toolName, promptName };
+  }
+
+  /**
+   * What an ended tool span gets written while it can be (`onEnding`): the prompt name, the
+   * gen_ai keys of other dialects (`normalizeToolSpans`), and the guard's `loop.action`.
+   */
+  annotate(span: WritableToolSpan, ended: EndedToolCall): void {
+    if (ended.toolName === undefined) return;
+    annotatePromptName(span, ended.promptName);
+    if (this.normalize) {
+      const attrs = span.attributes;
+      // One vocabulary downstream: the collector counts tool calls by these two keys whatever the dialect.
+      if (attrs[ATTR_GEN_AI_OPERATION_NAME] === undefined) span.setAttribute(ATTR_GEN_AI_OPERATION_NAME, GEN_AI_OPERATION_EXECUTE_TOOL);
+      if (attrs[ATTR_GEN_AI_TOOL_NAME] === undefined) span.setAttribute(ATTR_GEN_AI_TOOL_NAME, ended.toolName);
+    }
+    const action = ended.attributes?.[ATTR_LOOP_ACTION];
+    if (action !== undefined) span.setAttribute(ATTR_LOOP_ACTION, action);
   }
 
   /**
@@ -234,15 +260,15 @@ export class ToolSpans {
    * parent at all began its trace, and ends it like any root, so nothing is kept for it and nothing
    * is left to evict (bench: parentless tool spans, 7.34× → 1.61× a bare pipeline, with the trace
    * store's list). Names a span got after it started (Langfuse, the Mastra bridge) become the
-   * trace's latest.
+   * trace's latest. Returns the trace's state when the trace ended (it is no longer tracked).
    */
-  spanEnded(span: ReadableToolSpan, reading: SpanReading | undefined, wasToolCall: boolean, writable: WritableToolSpan | undefined): void {
+  spanEnded(span: ReadableToolSpan, reading: SpanReading | undefined, wasToolCall: boolean): TraceState | undefined {
     const { traceId, spanId } = span.spanContext();
     const state = this.traces.peek(traceId);
-    if (!state) return;
+    if (!state) return undefined;
     if (isLocalRoot(span) && (!wasToolCall || hasNoParent(span))) {
-      this.endTrace(traceId, state, writable);
-      return;
+      this.traces.delete(traceId);
+      return state;
     }
     if (reading !== undefined) {
       const latePrompt = reading.promptName();
@@ -251,23 +277,20 @@ export class ToolSpans {
       if (lateAgent !== undefined) state.lastAgent = lateAgent;
     }
     state.forgetEndedSpan(spanId);
+    return undefined;
   }
 
   /**
    * A leaf the gate turned away ended: it was never recorded and has nothing to forget, unless it
-   * is the local root of a trace tracked for another reason (`abortSignal`).
+   * is the local root of a trace tracked for another reason (`abortSignal`). Returns that trace's
+   * state when it ended.
    */
-  unclaimedLeafEnded(span: WritableToolSpan): void {
-    if (!isLocalRoot(span)) return;
+  unclaimedLeafEnded(span: ReadableToolSpan): TraceState | undefined {
+    if (!isLocalRoot(span)) return undefined;
     const traceId = span.spanContext().traceId;
     const state = this.traces.peek(traceId);
-    if (state !== undefined) this.endTrace(traceId, state, span);
-  }
-
-  private endTrace(traceId: string, state: TraceState, root: WritableToolSpan | undefined): void {
-    const onTraceEnd = this.onTraceEnd;
-    if (onTraceEnd !== undefined) callContained('the end of a trace', () => onTraceEnd(state, root), undefined);
-    this.traces.delete(traceId);
+    if (state !== undefined) this.traces.delete(traceId);
+    return state;
   }
 
   /** The parent of `span` has a child now: if it passes names on, it is recorded (see `TraceState`). */
@@ -279,37 +302,12 @@ export class ToolSpans {
     state.recordInheritedNames(parentId, grandparentId);
   }
 
-  private annotateToolSpan(span: WritableToolSpan, toolName: string, promptName: string | undefined): void {
-    annotatePromptName(span, promptName);
-    if (!this.normalize) return;
-    const attrs = span.attributes;
-    // One vocabulary downstream: the collector counts tool calls by these two keys whatever the dialect.
-    if (attrs[ATTR_GEN_AI_OPERATION_NAME] === undefined) span.setAttribute(ATTR_GEN_AI_OPERATION_NAME, GEN_AI_OPERATION_EXECUTE_TOOL);
-    if (attrs[ATTR_GEN_AI_TOOL_NAME] === undefined) span.setAttribute(ATTR_GEN_AI_TOOL_NAME, toolName);
-  }
-
   private resolvePrompt(span: ReadableToolSpan): string | undefined {
     const resolver = this.promptResolver;
     if (!resolver) return undefined;
     const name = callContained('the promptName resolver', () => resolver(span), undefined);
     return typeof name === 'string' && name.length > 0 ? name : undefined;
   }
-}
-
-/** One shape for every ended tool call. */
-function endedToolCall(
-  trace: TraceState,
-  traceId: string,
-  spanId: string,
-  span: WritableToolSpan | undefined,
-  start: StartedToolSpan,
-  call: RawToolCall | undefined,
-  batchComplete: boolean,
-  decision: LoopDetection | undefined,
-  attributes: Record<string, string> | undefined,
-): EndedToolCall {
-  const alone = span !== undefined ? hasNoParent(span) : start.parentId === undefined;
-  return { trace, traceId, spanId, span, parentContext: start.parentContext, parentId: start.parentId, attributes, call, batchComplete, decision, alone };
 }
 
 /** The prompt name on a tool span that has none of its own. */

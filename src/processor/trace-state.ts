@@ -6,7 +6,8 @@ import type { TraceDetector } from '../detector/trace-detector.js';
 import type { LoopDetection } from '../detector/types.js';
 import { ToolLoopError } from '../errors.js';
 import { callContained } from '../otel/diag.js';
-import { SmallMap } from './small-map.js';
+import { CallSequence, type Batch } from '../sequence/call-sequence.js';
+import { SmallMap } from '../sequence/small-map.js';
 import type { StoreLinks } from './trace-store.js';
 
 /**
@@ -18,40 +19,29 @@ export interface SpanNames {
   readonly agent: string | undefined;
 }
 
+/** The batch of a call that started and ended at once (it never stayed open): its key, and whether it completed the batch. */
+export interface EndedInBatch {
+  readonly key: string;
+  readonly complete: boolean;
+}
+
 /** A tool span that has started: what its start decided about the call it will be. */
 export interface StartedToolSpan {
   /** The adapter that claimed it. */
   readonly adapter: ConventionAdapter;
   /** 1-based, by start time. */
   readonly callIndex: number;
-  readonly batch: string;
   /**
-   * Known at its start for a span that starts and ends at once (a leaf, or one claimed only at its
-   * end: it never stays open); otherwise the batch is left when the span ends.
+   * The batch it runs in, left when the span ends; or, for a span that starts and ends at once (a
+   * leaf, or one claimed only at its end), the batch it joined and left already.
    */
-  readonly batchComplete: boolean | undefined;
+  readonly batch: Batch | EndedInBatch;
   readonly parentId: string | undefined;
   /** Where its parent span is found (for its names now, and for the event on SDKs without `onEnding`). */
   readonly parentContext: Context | undefined;
   /** The names the span inherited from its parent when it started. */
   readonly inherited: SpanNames | undefined;
 }
-
-/** Parallel tool calls under one parent: a batch stays open while any of its calls runs. */
-interface OpenBatch {
-  readonly key: string;
-  open: number;
-  /**
-   * A call of the batch has ended: the batch takes no new calls. The calls one model turn asked
-   * for start together, before any of them ends; a call that starts later belongs to a later turn,
-   * even while an earlier call is still running (a leaked or timed-out tool span would otherwise
-   * gather every later call into its batch, where repeats are not repetitions).
-   */
-  ended: boolean;
-}
-
-/** The key of the batch of tool calls made directly under the trace's (local) root. */
-const ROOT_BATCHES = '-';
 
 /**
  * Everything the processor keeps for one trace; created on the first span that matters (a tool
@@ -77,10 +67,8 @@ export class TraceState implements StoreLinks<TraceState> {
    * `outcome`).
    */
   detector: TraceDetector | undefined;
-  nextCallIndex = 0;
-  private batchSeq = 0;
-  /** The batch of parallel tool calls open under each parent span, by the parent's id. */
-  private batches: SmallMap<OpenBatch> | undefined;
+  /** The order of the trace's tool calls and their parallel batches: made at the first tool call. */
+  private calls: CallSequence | undefined;
   /** Names of open spans that carry or pass on a prompt or agent name, by span id. */
   private names: SmallMap<SpanNames> | undefined;
   /** Tool spans started and not ended yet, by span id. */
@@ -97,45 +85,8 @@ export class TraceState implements StoreLinks<TraceState> {
   /** Model calls' usage around the trace's loops: made at the first model call with usage after a tool call, or the first detection. */
   cost: TraceCost | undefined;
 
-  /** Joins the open batch of `parentId`, or opens a new one. */
-  joinBatch(parentId: string | undefined): string {
-    const parent = parentId ?? ROOT_BATCHES;
-    const batches = (this.batches ??= new SmallMap());
-    const current = batches.get(parent);
-    if (current && current.open > 0 && !current.ended) {
-      current.open++;
-      return current.key;
-    }
-    const batch = { key: this.newBatchKey(), open: 1, ended: false };
-    batches.set(parent, batch);
-    return batch.key;
-  }
-
-  /**
-   * For a call that starts and ends at once (it never stays open): the key of the batch open under
-   * `parentId`, which it joins and leaves, not the last to end (and, having ended, closes to new
-   * calls); or undefined when none takes calls.
-   */
-  joinEndedCall(parentId: string | undefined): string | undefined {
-    const batch = this.batches?.get(parentId ?? ROOT_BATCHES);
-    if (batch === undefined || batch.open === 0 || batch.ended) return undefined;
-    batch.ended = true; // it has ended: the batch takes no new calls (see `OpenBatch.ended`)
-    return batch.key;
-  }
-
-  /** A batch of its own, for such a call when no batch is open (and for `joinBatch`). */
-  newBatchKey(): string {
-    // unique in the trace: only compared with other keys of this trace
-    return String(this.batchSeq++);
-  }
-
-  /** A call of the batch ended; true when it was the last one still running. */
-  leaveBatch(parentId: string | undefined, key: string): boolean {
-    const batch = this.batches?.get(parentId ?? ROOT_BATCHES);
-    if (!batch || batch.key !== key) return true;
-    batch.open = Math.max(0, batch.open - 1);
-    batch.ended = true;
-    return batch.open === 0;
+  get sequence(): CallSequence {
+    return (this.calls ??= new CallSequence());
   }
 
   /** A span with these names (its own or inherited) started: they are the trace's latest. */
@@ -186,7 +137,7 @@ export class TraceState implements StoreLinks<TraceState> {
 
   /** A span ended: all its children have started, its batch of tool calls is over. */
   forgetEndedSpan(spanId: string): void {
-    if (this.batches !== undefined) this.batches.delete(spanId);
+    this.calls?.parentEnded(spanId);
     if (this.names !== undefined) this.names.delete(spanId);
   }
 

@@ -5,6 +5,7 @@ import { buildToolCall } from '../detector/tool-call.js';
 import type { PriceTable } from '../cost/prices.js';
 import type { LoopBill } from '../cost/trace-cost.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
+import { replaySequence } from '../sequence/call-sequence.js';
 import { CostReplay, modelCallOf, type ModelCallRecord } from './replay-cost.js';
 import type { ReplaySpan } from './types.js';
 
@@ -319,39 +320,24 @@ export class TraceReplayer<P = undefined> {
     let replayed: ReplayedCall[] = [];
     let loopBill: LoopBill | undefined;
     if (calls.length > 0) {
-      // Timestamps order calls only to the millisecond: SDKs take the start from Date.now() and
-      // the end as start + exact duration. Steps are ordered by start, ties (several instant calls
-      // in one millisecond) by arrival; calls inside one parallel batch by end, as they finished.
-      const byStart = [...calls].sort((a, b) => a.start - b.start || a.seq - b.seq);
-      const index = new Map(byStart.map((c, i) => [c, i + 1]));
       const promptOf = new Map<PendingCall, string | undefined>();
       for (const c of calls) promptOf.set(c, this.resolve(trace, c.spanId, 'prompt') ?? trace.lastPrompt);
-      replayed = byStart
-        .map((c, i) => ({ toolName: c.call.toolName, callIndex: i + 1, startTime: c.start, endTime: c.end, ok: c.call.outcome.ok, spanId: c.spanId, promptName: promptOf.get(c), reported: c.reported }))
-        .filter((c) => !c.reported)
-        .map(({ reported: _reported, ...c }) => c);
-      const { batchOf, lastOfBatch } = assignBatches(byStart);
       const detector = this.options.engine.createTrace(trace.traceId);
-      const stepRank = new Map<string, number>();
-      for (const c of byStart) {
-        const key = batchOf.get(c) ?? c.spanId;
-        if (!stepRank.has(key)) stepRank.set(key, stepRank.size);
-      }
-      const rank = (c: PendingCall): number => stepRank.get(batchOf.get(c) ?? c.spanId) ?? 0;
-      const byEnd = [...calls].sort((a, b) => rank(a) - rank(b) || a.end - b.end || a.seq - b.seq);
       const cost = trace.models.length > 0 ? new CostReplay(trace.models, this.options.engine.config.historySize, this.options.prices !== undefined) : undefined;
-      for (const c of byEnd) {
+      const unreported: ReplayedCall[] = [];
+      replaySequence(calls, (c, place) => {
         const prompt = promptOf.get(c);
         const agent = this.resolve(trace, c.spanId, 'agent') ?? trace.lastAgent;
+        if (!c.reported) unreported.push({ toolName: c.call.toolName, callIndex: place.callIndex, startTime: c.start, endTime: c.end, ok: c.call.outcome.ok, spanId: c.spanId, promptName: prompt });
         const call: ToolCall = {
           ...c.call,
-          batch: batchOf.get(c) ?? c.spanId,
-          callIndex: index.get(c) ?? 0,
+          batch: place.batch,
+          callIndex: place.callIndex,
           ...(prompt !== undefined ? { promptName: prompt } : {}),
           ...(agent !== undefined ? { agentName: agent } : {}),
         };
         cost?.toolCall(c.end, c.seq);
-        for (const d of detector.record(call, lastOfBatch.has(c))) {
+        for (const d of detector.record(call, place.batchComplete)) {
           const priced = cost !== undefined ? cost.detection(d, c.end) : d;
           if (!trace.hasLoop) {
             trace.hasLoop = true;
@@ -362,7 +348,9 @@ export class TraceReplayer<P = undefined> {
           detections.push(priced);
           detectionTimes.push(c.end);
         }
-      }
+      });
+      // the trace's calls by start time
+      replayed = unreported.sort((a, b) => a.callIndex - b.callIndex);
       loopBill = cost?.finish();
     }
     // a loop, not Math.min(...spread): a spread of 200 000 calls overflows the call stack
@@ -420,36 +408,4 @@ export class TraceReplayer<P = undefined> {
     }
     return undefined;
   }
-}
-
-/**
- * SDKs record span start times from `Date.now()` (whole milliseconds) and end times with
- * sub-millisecond precision, so a call that starts in the same millisecond its predecessor ended
- * seems to overlap it. Only an overlap longer than that quantum proves the calls ran in parallel.
- */
-const START_QUANTUM_MS = 1;
-
-/** Overlapping calls under the same parent are one parallel batch; the last to end completes it. */
-function assignBatches(byStart: readonly PendingCall[]): { batchOf: Map<PendingCall, string>; lastOfBatch: Set<PendingCall> } {
-  const batchOf = new Map<PendingCall, string>();
-  const current = new Map<string, { key: string; end: number }>();
-  const last = new Map<string, PendingCall>();
-  let seq = 0;
-  for (const c of byStart) {
-    const parent = c.parentId ?? '-';
-    const open = current.get(parent);
-    let key: string;
-    if (open && c.start < open.end - START_QUANTUM_MS) {
-      key = open.key;
-      open.end = Math.max(open.end, c.end);
-    } else {
-      key = `${parent}:${seq++}`;
-      current.set(parent, { key, end: c.end });
-    }
-    batchOf.set(c, key);
-    // the batch is complete at the call that ended last
-    const prev = last.get(key);
-    if (!prev || c.end > prev.end || (c.end === prev.end && c.seq > prev.seq)) last.set(key, c);
-  }
-  return { batchOf, lastOfBatch: new Set(last.values()) };
 }
