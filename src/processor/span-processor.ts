@@ -11,7 +11,7 @@ import { hasNoParent, type ReadableToolSpan, type SpanProcessorLike, type Writab
 import { resolveProcessorOptions, type LoopDetectionSpanProcessorOptions } from './options.js';
 import { detectionOutputs, writeDetections, type DetectionOutput } from './outputs.js';
 import type { SpanReading } from './span-reading.js';
-import { LoopSpend } from './loop-spend.js';
+import { SpendOutputs } from './spend-outputs.js';
 import { ToolSpans, type EndedToolCall } from './tool-spans.js';
 import { TraceState } from './trace-state.js';
 import { TraceStore } from './trace-store.js';
@@ -35,7 +35,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   private readonly traces: TraceStore<TraceState>;
   private readonly spans: ToolSpans;
   private readonly outputs: readonly DetectionOutput[];
-  private readonly spend: LoopSpend;
+  private readonly spend: SpendOutputs;
   private readonly preview: ResolvedPreview | undefined;
   /**
    * The span that started last, its start not looked at yet. Most spans are leaves: nothing else
@@ -87,7 +87,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     const { meterProvider, loggerProvider } = o;
     const metrics = meterProvider && callContained('the meterProvider option', () => new LoopMetrics(meterProvider, '', this.reportProblem), undefined);
     const logs = loggerProvider && callContained('the loggerProvider option', () => new LoopLogs(loggerProvider, '', this.reportProblem), undefined);
-    this.spend = new LoopSpend({ prices: o.config.prices, historySize: this.engine.config.historySize, metrics, onTraceEnd: o.onTraceEnd });
+    this.spend = new SpendOutputs({ prices: o.config.prices, historySize: this.engine.config.historySize, metrics, onTraceEnd: o.onTraceEnd });
     this.spans = new ToolSpans(this.traces, { ...o, onToolCall: metrics ? (tool, prompt) => metrics.recordToolCall(tool, prompt) : undefined });
     this.outputs = detectionOutputs({ onLoop: o.onLoop, onAbort: o.onAbort, metrics, logs, langfuseObservations: o.langfuseObservations });
     this.preview = o.preview;
@@ -238,16 +238,16 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     const state = ended.trace;
     if (call === undefined) {
       if (ended.decision === undefined) return NONE;
-      this.spend.detected(state, ended.decision);
+      state.countDetection(ended.decision);
       return [ended.decision];
     }
     // A call alone in its trace completes nothing unless a rule fires on one call: its content is
     // not even fingerprinted (see `ToolSpans.spanEnded`).
     if (ended.alone && state.detector === undefined && state.waiting === undefined && this.engine.policies.get(call.toolName).minCallThreshold >= 2) return NONE;
     const found = this.record(state, ended, call);
-    const completing = this.spend.toolCallRecorded(state, call.endTime);
+    this.spend.toolCallRecorded(state, call.endTime);
     if (found.length === 0) return found;
-    const priced = found.map((d) => this.spend.withCost(d, state, completing, call.endTime));
+    const priced = found.map((d) => this.spend.priced(d, state, call.endTime));
     if (this.preview === undefined || call.arguments === undefined) return priced;
     const preview = argumentPreview(call.arguments, this.preview);
     return preview === undefined ? priced : priced.map((d) => ({ ...d, argumentsPreview: preview }));

@@ -1,6 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import type { ConventionAdapter } from '../conventions/types.js';
-import type { TraceCost } from '../cost/trace-cost.js';
+import type { TraceSpend } from '../cost/trace-spend.js';
 import type { DeferredTrace } from '../detector/deferred-trace.js';
 import type { TraceDetector } from '../detector/trace-detector.js';
 import type { LoopDetection } from '../detector/types.js';
@@ -78,12 +78,8 @@ export class TraceState implements StoreLinks<TraceState> {
   lastAgent: string | undefined;
   /** Made when the trace's abort signal is asked for or a loop is found: most traces have neither. */
   private outcome: TraceOutcome | undefined;
-  /** Tool calls handed to the engine: the positions model calls and detections are ordered by. */
-  toolRecords = 0;
-  /** The latest end (epoch ms) of the tool calls handed to the engine (see `TraceCost.modelCall`). */
-  toolsEnded = Number.NEGATIVE_INFINITY;
-  /** Model calls' usage around the trace's loops: made at the first model call with usage after a tool call, or the first detection. */
-  cost: TraceCost | undefined;
+  /** What the model spent around the trace's loops: made at its first tool call handed to the engine. */
+  spend: TraceSpend | undefined;
 
   get sequence(): CallSequence {
     return (this.calls ??= new CallSequence());

@@ -6,7 +6,8 @@ import type { PriceTable } from '../cost/prices.js';
 import type { LoopBill } from '../cost/trace-cost.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
 import { replaySequence } from '../sequence/call-sequence.js';
-import { CostReplay, modelCallOf, type ModelCallRecord } from './replay-cost.js';
+import { TraceSpend } from '../cost/trace-spend.js';
+import { ModelCallQueue, modelCallOf, type ModelCallRecord } from './replay-cost.js';
 import type { ReplaySpan } from './types.js';
 
 /** A tool call read from a span, waiting for its trace to be complete. */
@@ -323,7 +324,8 @@ export class TraceReplayer<P = undefined> {
       const promptOf = new Map<PendingCall, string | undefined>();
       for (const c of calls) promptOf.set(c, this.resolve(trace, c.spanId, 'prompt') ?? trace.lastPrompt);
       const detector = this.options.engine.createTrace(trace.traceId);
-      const cost = trace.models.length > 0 ? new CostReplay(trace.models, this.options.engine.config.historySize, this.options.prices !== undefined) : undefined;
+      const spend = new TraceSpend(this.options.engine.config.historySize, this.options.prices !== undefined);
+      const models = new ModelCallQueue(trace.models, spend);
       const unreported: ReplayedCall[] = [];
       replaySequence(calls, (c, place) => {
         const prompt = promptOf.get(c);
@@ -336,9 +338,9 @@ export class TraceReplayer<P = undefined> {
           ...(prompt !== undefined ? { promptName: prompt } : {}),
           ...(agent !== undefined ? { agentName: agent } : {}),
         };
-        cost?.toolCall(c.end, c.seq);
+        models.toolCall(c.end, c.seq);
         for (const d of detector.record(call, place.batchComplete)) {
-          const priced = cost !== undefined ? cost.detection(d, c.end) : d;
+          const { priced } = spend.detection(d, c.end);
           if (!trace.hasLoop) {
             trace.hasLoop = true;
             trace.loopPrompt = d.promptName;
@@ -351,7 +353,8 @@ export class TraceReplayer<P = undefined> {
       });
       // the trace's calls by start time
       replayed = unreported.sort((a, b) => a.callIndex - b.callIndex);
-      loopBill = cost?.finish();
+      models.finish();
+      loopBill = spend.bill();
     }
     // a loop, not Math.min(...spread): a spread of 200 000 calls overflows the call stack
     let first = calls.length > 0 ? Number.POSITIVE_INFINITY : Number.NaN;
