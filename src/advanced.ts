@@ -1,7 +1,7 @@
 /**
  * `loopwatch/advanced`: the building blocks under the processor and the guard, for integrations
  * they do not cover. The engine fed from your own records, the fingerprint, the configuration's
- * resolved form and defaults, each built-in instrumentation dialect, the names of the events,
+ * resolved form and defaults, each built-in convention, the names of the events,
  * attributes and metrics loopwatch writes, and pricing. docs/api.md describes them.
  */
 export { LoopEngine } from './detector/engine.js';

@@ -2,7 +2,7 @@
  * `loopwatch`: what an application calls. The span processor and `registeredProcessor` (the one
  * `loopwatch/register` started), the dispatcher guard, configuration, the detection a callback
  * receives, the errors, and the conventions to read an instrumentation of your own. The engine,
- * the built-in dialects one by one, event and metric names and pricing are `loopwatch/advanced`
+ * the built-in conventions one by one, event and metric names and pricing are `loopwatch/advanced`
  * (src/advanced.ts); docs/api.md describes both.
  */
 export { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from './processor/index.js';

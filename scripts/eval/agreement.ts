@@ -2,7 +2,7 @@ import { genAiAdapter } from '../../src/conventions/gen-ai.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { buildToolCall } from '../../src/detector/tool-call.js';
 import type { ToolCall } from '../../src/detector/types.js';
-import type { DecodedSpan } from '../../src/formats/otlp-json.js';
+import type { ReplaySpan } from '../../src/replay/types.js';
 import { corpusFile, exists, originalOtlpFile } from '../corpus/files.js';
 import { ATTR_GEN_AI_INPUT_MESSAGES, type InputMessage } from '../corpus/otlp.js';
 import { SOURCES } from '../corpus/sources.js';
@@ -60,7 +60,7 @@ function classNamer<T>(): (v: T) => string {
 const WORD = /[\p{L}\p{N}]+/gu;
 
 /** Each user message's class and its words' classes, chat span by chat span. */
-function userMessageClasses(spans: readonly DecodedSpan[]): string {
+function userMessageClasses(spans: readonly ReplaySpan[]): string {
   const message = classNamer<string>();
   const word = classNamer<string>();
   return spans
@@ -79,7 +79,7 @@ function userMessageClasses(spans: readonly DecodedSpan[]): string {
 }
 
 /** Each call's fingerprints, renamed to first-seen order: equal strings mean equal equality classes. */
-function fingerprintClasses(spans: readonly DecodedSpan[], engine: LoopEngine): string {
+function fingerprintClasses(spans: readonly ReplaySpan[], engine: LoopEngine): string {
   const tools = spans.filter((s) => genAiAdapter.isToolSpan(s)).sort((a, b) => a.startTime - b.startTime);
   const name = classNamer<number>();
   const rename = (h: number | undefined): string => (h === undefined ? '-' : name(h));
@@ -105,8 +105,8 @@ function fingerprintClasses(spans: readonly DecodedSpan[], engine: LoopEngine): 
 
 function compare(original: Corpus, pseudonymized: Corpus): Agreement {
   const engine = new LoopEngine();
-  const spansOf = (c: Corpus): Map<string, DecodedSpan[]> => {
-    const m = new Map<string, DecodedSpan[]>();
+  const spansOf = (c: Corpus): Map<string, ReplaySpan[]> => {
+    const m = new Map<string, ReplaySpan[]>();
     for (const s of c.spans) m.set(s.traceId, [...(m.get(s.traceId) ?? []), s]);
     return m;
   };

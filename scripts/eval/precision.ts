@@ -1,4 +1,4 @@
-import type { DecodedSpan } from '../../src/formats/otlp-json.js';
+import type { ReplaySpan } from '../../src/replay/types.js';
 import { ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, ATTR_GEN_AI_TOOL_CALL_RESULT, ATTR_GEN_AI_TOOL_NAME } from '../../src/conventions/attributes.js';
 import type { LoopwatchConfig } from '../../src/detector/config/index.js';
 import { LoopEngine } from '../../src/detector/engine.js';
@@ -176,7 +176,7 @@ export function precisionCensus(corpus: Corpus, config: LoopwatchConfig = {}): P
 }
 
 /** The span with its arguments and result wrapped where `texts` says (a tool span of a run with merges). */
-function undone(span: DecodedSpan, texts: ReadonlyMap<string, number> | undefined): DecodedSpan {
+function undone(span: ReplaySpan, texts: ReadonlyMap<string, number> | undefined): ReplaySpan {
   if (texts === undefined) return span;
   const named = span.attributes[ATTR_GEN_AI_TOOL_NAME];
   const tool = typeof named === 'string' ? named : span.name.startsWith(TOOL_SPAN_PREFIX) ? span.name.slice(TOOL_SPAN_PREFIX.length) : undefined;

@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeTracesData, type DecodedSpan } from '../../src/formats/otlp-json.js';
+import { decodeTracesData } from '../../src/formats/otlp-json.js';
+import type { ReplaySpan } from '../../src/replay/types.js';
 import { corpusFile, exists, readLines, REPO_ROOT } from '../corpus/files.js';
 import { SOURCES } from '../corpus/sources.js';
 import { splitOf, type Split } from './split.js';
@@ -43,7 +44,7 @@ export interface Corpus {
   /** Set when this is one split of a source with a held-out test split; absent: the whole source. */
   readonly split?: Split;
   /** Every span in file order: fed to the scan path as it would read the files. */
-  readonly spans: readonly DecodedSpan[];
+  readonly spans: readonly ReplaySpan[];
   readonly runs: readonly EvalRun[];
 }
 
@@ -77,8 +78,8 @@ function str(v: unknown): string | undefined {
 const QUANTUM_MS = 1;
 
 /** Groups spans into runs; tool calls by start time, batches as the trace replayer forms them. */
-export function runsOf(corpus: string, spans: readonly DecodedSpan[]): EvalRun[] {
-  const byTrace = new Map<string, DecodedSpan[]>();
+export function runsOf(corpus: string, spans: readonly ReplaySpan[]): EvalRun[] {
+  const byTrace = new Map<string, ReplaySpan[]>();
   for (const s of spans) {
     const list = byTrace.get(s.traceId);
     if (list) list.push(s);
@@ -130,8 +131,8 @@ export function runsOf(corpus: string, spans: readonly DecodedSpan[]): EvalRun[]
   return runs;
 }
 
-function decodeLines(lines: readonly string[]): { spans: DecodedSpan[]; userEvents: Map<string, number[]> } {
-  const spans: DecodedSpan[] = [];
+function decodeLines(lines: readonly string[]): { spans: ReplaySpan[]; userEvents: Map<string, number[]> } {
+  const spans: ReplaySpan[] = [];
   const userEvents = new Map<string, number[]>();
   for (const line of lines) {
     const doc = JSON.parse(line) as unknown;

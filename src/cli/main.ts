@@ -2,7 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { defaultAdapters } from '../conventions/index.js';
 import { PriceTable } from '../cost/prices.js';
-import { LoopCostTotals } from '../cost/totals.js';
+import { LoopSpendTotals } from '../cost/totals.js';
 import { ConfigError, type LoopwatchConfig } from '../detector/config/index.js';
 import { LoopEngine } from '../detector/engine.js';
 import { ConfigFileError, loadConfigFile } from '../formats/config-file.js';
@@ -143,7 +143,7 @@ async function runScan(paths: string[], flags: ScanFlags, io: CliIo, out: Output
   let failing = 0;
 
   const report = flags.report !== undefined ? new ReportCollector() : undefined;
-  const costs = new LoopCostTotals();
+  const costs = new LoopSpendTotals();
   const prices = PriceTable.of(config.prices, (model) => say(err, `loopwatch: warning: no price for model ${model} in the configuration's prices; loops on it are reported in tokens only`));
   const stats: ScanStats = await scanInputs(files, {
     engine,
@@ -153,7 +153,7 @@ async function runScan(paths: string[], flags: ScanFlags, io: CliIo, out: Output
     prices,
     onTrace: (trace) => {
       report?.add(trace);
-      if (trace.loopBill !== undefined) costs.add(trace.loopPrompt ?? NO_TEMPLATE, trace.loopBill);
+      if (trace.loopSpend !== undefined) costs.add(trace.loopPrompt ?? NO_TEMPLATE, trace.loopSpend);
       for (const d of trace.detections) if (flags.failOn === 'warning' || d.level === 'critical') failing++;
       if (trace.detections.length === 0) return;
       if (flags.json) for (const d of trace.detections) out.write(`${detectionJsonLine(d)}\n`);

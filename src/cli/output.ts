@@ -1,5 +1,5 @@
 import { formatSpend, formatTokens, formatUsd } from '../cost/format.js';
-import type { CostTotals, LoopCostTotals } from '../cost/totals.js';
+import type { SpendTotals, LoopSpendTotals } from '../cost/totals.js';
 import type { LoopDetection } from '../detector/types.js';
 import type { ReplayedTrace } from '../replay/trace-replay.js';
 import type { ScanStats } from './scan.js';
@@ -29,15 +29,15 @@ export function formatTrace(trace: ReplayedTrace): string {
     if (d.tokens === undefined) return [line];
     return [line, `${' '.repeat(12)}the repetitions cost ${formatTokens(d.tokens)}${d.costUsd !== undefined ? `, ${formatUsd(d.costUsd)}` : ''}`];
   });
-  const bill = trace.loopBill;
-  if (bill !== undefined) {
-    lines.push(`  loop bill: ${formatSpend(bill.loop)} from the end of the loop's first call to the end of the trace`);
-    lines.push(`             ${formatSpend(bill.afterDetection)} of it after the first detection`);
+  const loopSpend = trace.loopSpend;
+  if (loopSpend !== undefined) {
+    lines.push(`  loop spend: ${formatSpend(loopSpend.loop)} from the end of the loop's first call to the end of the trace`);
+    lines.push(`              ${formatSpend(loopSpend.afterDetection)} of it after the first detection`);
   }
   return [header, ...lines].join('\n');
 }
 
-function costLine(t: CostTotals): string {
+function costLine(t: SpendTotals): string {
   const usd = t.unpriced < t.traces ? `, ${formatUsd(t.usd)}${t.unpriced > 0 ? ' and unpriced tokens' : ''}` : '';
   return `${formatTokens({ input: t.input, output: t.output })}${usd}`;
 }
@@ -46,7 +46,7 @@ function costLine(t: CostTotals): string {
  * What loops cost across the scan: in total and per prompt template (the template of each trace's
  * first detection). Empty when no looping trace reported usage.
  */
-export function formatCostSummary(totals: LoopCostTotals, priced: boolean): string {
+export function formatCostSummary(totals: LoopSpendTotals, priced: boolean): string {
   if (totals.empty) return '';
   const t = totals.total;
   const unpriced = !priced

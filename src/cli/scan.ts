@@ -5,7 +5,8 @@ import type { LoopEngine } from '../detector/engine.js';
 import { TraceReplayer, type ReplayedTrace } from '../replay/trace-replay.js';
 import { readDocuments, type InputDocument } from '../formats/documents.js';
 import { InputError, type InputFile } from '../formats/input.js';
-import { OtlpFormatError, type DecodedSpan } from '../formats/otlp-json.js';
+import { OtlpFormatError } from '../formats/otlp-json.js';
+import type { ReplaySpan } from '../replay/types.js';
 import { decodeJsonDocument, decodeProtobufDocument } from '../formats/trace-formats.js';
 
 export interface ScanStats {
@@ -133,7 +134,7 @@ export async function scanInputs(files: readonly InputFile[], options: ScanOptio
   return stats;
 }
 
-function decode(doc: InputDocument): DecodedSpan[] {
+function decode(doc: InputDocument): ReplaySpan[] {
   try {
     return doc.kind === 'json' ? decodeJsonDocument(doc.value) : decodeProtobufDocument(doc.bytes);
   } catch (e) {

@@ -67,7 +67,7 @@ export function firstValue(span: SpanView, keys: readonly string[]): unknown {
   return undefined;
 }
 
-/** The gen_ai keys every adapter falls back on: normalising processors rewrite other dialects into them. */
+/** The gen_ai keys every adapter falls back on: normalising processors rewrite other conventions into them. */
 export const GEN_AI_ARGUMENT_KEYS: readonly string[] = [ATTR_GEN_AI_TOOL_CALL_ARGUMENTS];
 export const GEN_AI_RESULT_KEYS: readonly string[] = [ATTR_GEN_AI_TOOL_CALL_RESULT];
 

@@ -22,7 +22,7 @@ export { customAdapter, type CustomAdapterOptions, type AttributeSource, type To
 
 /**
  * Adapters tried in order on every span; the first that claims a tool span reads it. Specific
- * dialects come before the generic gen_ai one because several of them also carry gen_ai keys or
+ * conventions come before the generic gen_ai one because several of them also carry gen_ai keys or
  * an `execute_tool …` name without the gen_ai content keys: Traceloop renames AI SDK tool spans
  * at start (the `ai.toolCall.*` keys stay until its onEnd), Traceloop's LangChain spans and
  * LangSmith's carry `gen_ai.operation.name = execute_tool` with the content elsewhere, Mastra's

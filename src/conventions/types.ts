@@ -42,7 +42,7 @@ export interface AdapterGate {
 }
 
 /**
- * One instrumentation dialect (gen_ai semantic conventions, AI SDK, OpenInference, ...).
+ * One convention (gen_ai semantic conventions, AI SDK, OpenInference, ...).
  * `isToolSpan` runs on every span start and end, so it must be a few property reads.
  */
 export interface ConventionAdapter {
@@ -51,9 +51,9 @@ export interface ConventionAdapter {
   isToolSpan(span: SpanView): boolean;
   /** Reads the call off a span that is ending (or ended). */
   readToolCall(span: SpanView): ToolCallFields | undefined;
-  /** Prompt template name carried by any span of this dialect (a tool span or an ancestor). */
+  /** Prompt template name carried by any span of this convention (a tool span or an ancestor). */
   promptName?(span: SpanView): string | undefined;
-  /** Agent name carried by any span of this dialect. */
+  /** Agent name carried by any span of this convention. */
   agentName?(span: SpanView): string | undefined;
   /**
    * The attributes and span names this adapter looks at: a span with none of them is skipped

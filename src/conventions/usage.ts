@@ -46,7 +46,7 @@ export interface ModelUsage {
 }
 
 /**
- * The usage of a model-call span, in whatever dialect it is written; undefined for every other
+ * The usage of a model-call span, in whatever convention it is written; undefined for every other
  * span. Model calls only: spans that sum the usage of the calls below them (an AI SDK
  * `ai.generateText`, an `invoke_agent`, an agent step, an OpenInference chain or agent) would
  * count the same tokens twice.

@@ -1,5 +1,5 @@
 import type { LoopDetection } from '../detector/types.js';
-import type { LoopBill, Spend } from './trace-cost.js';
+import type { LoopSpend, Spend } from './trace-cost.js';
 
 /**
  * What a trace with loops cost, when it ends: `onTraceEnd`'s argument, the `loop.summary` span
@@ -7,7 +7,7 @@ import type { LoopBill, Spend } from './trace-cost.js';
  */
 export interface TraceLoopSummary {
   readonly traceId: string;
-  /** Prompt template and agent of the first detection (where its bill is counted). */
+  /** Prompt template and agent of the first detection (where its loop spend is counted). */
   readonly promptName?: string;
   readonly agentName?: string;
   /** Detections in the trace, both levels. */
@@ -24,7 +24,7 @@ export interface TraceLoopSummary {
   readonly afterDetection?: Spend;
 }
 
-export function traceLoopSummary(first: LoopDetection, detections: number, stopped: boolean, bill: LoopBill | undefined): TraceLoopSummary {
+export function traceLoopSummary(first: LoopDetection, detections: number, stopped: boolean, loopSpend: LoopSpend | undefined): TraceLoopSummary {
   return {
     traceId: first.traceId,
     ...(first.promptName !== undefined ? { promptName: first.promptName } : {}),
@@ -32,6 +32,6 @@ export function traceLoopSummary(first: LoopDetection, detections: number, stopp
     detections,
     firstDetection: first,
     stopped,
-    ...(bill !== undefined ? { loop: bill.loop, afterDetection: bill.afterDetection } : {}),
+    ...(loopSpend !== undefined ? { loop: loopSpend.loop, afterDetection: loopSpend.afterDetection } : {}),
   };
 }

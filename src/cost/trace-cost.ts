@@ -34,7 +34,7 @@ export interface Spend {
   readonly costUsd?: number;
 }
 
-/** What one model call added to a trace's loop bill (metrics count these as they happen). */
+/** What one model call added to a trace's loop spend (metrics count these as they happen). */
 export interface SpendDelta {
   readonly input: number;
   readonly output: number;
@@ -48,8 +48,8 @@ export interface EvidenceSpan {
   readonly evidenceCalls: number;
 }
 
-/** A trace's whole bill around its loops, when it ends. */
-export interface LoopBill {
+/** A trace's whole loop spend around its loops, when it ends. */
+export interface LoopSpend {
   /**
    * From the end of the first call of the first detection's evidence to the end of the trace:
    * what the loop cost, the repetitions before it was detected included.
@@ -91,7 +91,7 @@ class Sum {
   }
 }
 
-/** A trace's loop, from its first detection: where its bill starts, and its running sums. */
+/** A trace's loop, from its first detection: where its loop spend starts, and its running sums. */
 interface LoopSums {
   /** The first detection's evidence start (epoch ms) and the record number of its first call. */
   readonly fromTime: number;
@@ -111,7 +111,7 @@ interface LoopSums {
  * agent's tens of model calls between two tool calls cost one entry, not tens (bench: memory per
  * active trace, the agent mix as run, 4.41 → 2.05 KiB, with `loop` made at the first detection).
  */
-export class TraceCost {
+export class ModelCallWindow {
   private data: number[] = [];
   private slots = 0;
   private head = 0;
@@ -145,7 +145,7 @@ export class TraceCost {
   /**
    * A model call ended, with its start (epoch ms) and usage, when `pos` tool calls of the trace
    * had been recorded (handed to the engine), the latest of them ending at `toolsEnded` (epoch
-   * ms; the latest end of any). Returns what it added to the loop's bill once a loop has been
+   * ms; the latest end of any). Returns what it added to the loop's spend once a loop has been
    * detected, for counters that follow the spend as it burns.
    */
   modelCall(pos: number, start: number, input: number, output: number, usd: number, toolsEnded: number): SpendDelta | undefined {
@@ -167,7 +167,7 @@ export class TraceCost {
   /**
    * What the model spent asking for the repetitions of a detection completed by tool call number
    * `completing` (the one recorded last), which ended at `completedAt`; undefined when no usage is
-   * known. The first detection of the trace opens its loop bill: `opened` is what that adds to it.
+   * known. The first detection of the trace opens its loop spend: `opened` is what that adds to it.
    */
   detection(d: EvidenceSpan, completing: number, completedAt: number): { spend: Spend | undefined; opened: SpendDelta | undefined } {
     const firstRecord = completing - d.evidenceCalls + 1;
@@ -182,8 +182,8 @@ export class TraceCost {
     return { spend: this.seen ? sum.spend(this.priced) : undefined, opened };
   }
 
-  /** The trace's bill around its loops; undefined before a detection or without known usage. */
-  bill(): LoopBill | undefined {
+  /** The trace's loop spend around its loops; undefined before a detection or without known usage. */
+  loopSpend(): LoopSpend | undefined {
     if (this.loop === undefined || !this.seen) return undefined;
     return { loop: this.loop.sum.spend(this.priced), afterDetection: this.loop.after.spend(this.priced) };
   }
@@ -255,8 +255,8 @@ export class TraceCost {
   }
 }
 
-/** What a trace's loop bill grew by since `before` (a continued trace's earlier bill); undefined when nothing. */
-export function billIncrease(now: LoopBill | undefined, before: LoopBill | undefined): SpendDelta | undefined {
+/** What a trace's loop spend grew by since `before` (a continued trace's earlier loop spend); undefined when nothing. */
+export function spendIncrease(now: LoopSpend | undefined, before: LoopSpend | undefined): SpendDelta | undefined {
   if (now === undefined) return undefined;
   const was = before?.loop;
   const input = now.loop.tokens.input - (was?.tokens.input ?? 0);

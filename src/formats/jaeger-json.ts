@@ -10,7 +10,8 @@
  * `event` field of its log.
  */
 import type { SpanEventView } from '../conventions/types.js';
-import { describe, isObject, OtlpFormatError, type DecodedSpan } from './otlp-json.js';
+import { describe, isObject, OtlpFormatError } from './otlp-json.js';
+import type { ReplaySpan } from '../replay/types.js';
 
 type Json = unknown;
 
@@ -26,10 +27,10 @@ export function isJaegerDocument(doc: Json): boolean {
   return Array.isArray(doc.spans) && ('traceID' in doc || 'processes' in doc);
 }
 
-export function decodeJaegerDocument(doc: Json): DecodedSpan[] {
+export function decodeJaegerDocument(doc: Json): ReplaySpan[] {
   if (!isObject(doc)) throw new OtlpFormatError('expected a Jaeger trace object');
   const traces = Array.isArray(doc.data) ? doc.data : [doc];
-  const spans: DecodedSpan[] = [];
+  const spans: ReplaySpan[] = [];
   for (const trace of traces) {
     if (!isObject(trace) || !Array.isArray(trace.spans)) throw new OtlpFormatError('each Jaeger "data" entry must be a trace with a "spans" list');
     const processes = isObject(trace.processes) ? trace.processes : {};
@@ -99,7 +100,7 @@ function events(logs: Json): SpanEventView[] | undefined {
   return out;
 }
 
-function decodeJaegerSpan(s: Json, processes: Record<string, Json>): DecodedSpan {
+function decodeJaegerSpan(s: Json, processes: Record<string, Json>): ReplaySpan {
   if (!isObject(s)) throw new OtlpFormatError('a Jaeger span must be an object');
   const traceId = jaegerId(s.traceID, 16, 'traceID');
   const spanId = jaegerId(s.spanID, 8, 'spanID');

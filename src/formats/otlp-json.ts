@@ -3,9 +3,6 @@ import type { SpanEventView } from '../conventions/types.js';
 import type { ReplaySpan } from '../replay/types.js';
 import { apiSpanKind } from './protobuf/span-view.js';
 
-/** A span decoded from a trace file: what the conventions read plus ids and times. */
-export type DecodedSpan = ReplaySpan;
-
 /**
  * The input is not a trace document; the message says what is wrong (never quoting the input:
  * it may hold arguments, results or secrets), the caller adds file and line.
@@ -103,7 +100,7 @@ function decodeEvents(list: Json): SpanEventView[] | undefined {
   return out;
 }
 
-function decodeSpan(s: Json, service: string | undefined): DecodedSpan {
+function decodeSpan(s: Json, service: string | undefined): ReplaySpan {
   if (!isObject(s)) throw new OtlpFormatError('a span must be an object');
   const status = isObject(s.status) ? s.status : undefined;
   const code = status?.code;
@@ -128,7 +125,7 @@ function decodeSpan(s: Json, service: string | undefined): DecodedSpan {
 }
 
 /** Every span of one `{"resourceSpans":[...]}` object, in file order. */
-export function decodeTracesData(doc: Json): DecodedSpan[] {
+export function decodeTracesData(doc: Json): ReplaySpan[] {
   if (!isObject(doc) || !Array.isArray(doc.resourceSpans)) {
     throw new OtlpFormatError('expected an OTLP/JSON object with a "resourceSpans" list');
   }
@@ -136,8 +133,8 @@ export function decodeTracesData(doc: Json): DecodedSpan[] {
 }
 
 /** Every span of a list of OTLP ResourceSpans (`resourceSpans`, or Tempo's `batches`), in file order. */
-export function decodeResourceSpans(list: readonly Json[]): DecodedSpan[] {
-  const spans: DecodedSpan[] = [];
+export function decodeResourceSpans(list: readonly Json[]): ReplaySpan[] {
+  const spans: ReplaySpan[] = [];
   for (const rs of list) {
     if (!isObject(rs)) throw new OtlpFormatError('each resourceSpans entry must be an object');
     const resource = isObject(rs.resource) ? decodeAttributes(rs.resource.attributes) : {};

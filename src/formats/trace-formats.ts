@@ -9,13 +9,14 @@ import { ATTR_SERVICE_NAME } from '../conventions/attributes.js';
 import { decodeTraceRequest, OtlpDecodeError } from './protobuf/codec.js';
 import { replaySpanOf, stringAttribute } from './protobuf/span-view.js';
 import { decodeJaegerDocument, isJaegerDocument } from './jaeger-json.js';
-import { decodeResourceSpans, isObject, OtlpFormatError, type DecodedSpan } from './otlp-json.js';
+import { decodeResourceSpans, isObject, OtlpFormatError } from './otlp-json.js';
+import type { ReplaySpan } from '../replay/types.js';
 
 const EXPECTED =
   'expected OTLP/JSON ({"resourceSpans":[...]}), a Tempo trace ({"batches":[...]} or {"trace":{...}}) or a Jaeger export ({"data":[...]})';
 
 /** Every span of one parsed JSON document, in file order. */
-export function decodeJsonDocument(doc: unknown): DecodedSpan[] {
+export function decodeJsonDocument(doc: unknown): ReplaySpan[] {
   let d = doc;
   // Tempo v2 (`trace`) and Jaeger v3 (`result`) wrap the OTLP object in an envelope
   for (let depth = 0; depth < 2 && isObject(d); depth++) {
@@ -35,7 +36,7 @@ export function decodeJsonDocument(doc: unknown): DecodedSpan[] {
  * Every span of one OTLP protobuf message (an ExportTraceServiceRequest, a TracesData or a
  * Tempo Trace: the same wire format, field 1 holding the ResourceSpans).
  */
-export function decodeProtobufDocument(bytes: Uint8Array): DecodedSpan[] {
+export function decodeProtobufDocument(bytes: Uint8Array): ReplaySpan[] {
   let request;
   try {
     request = decodeTraceRequest(bytes, 'protobuf');
@@ -45,7 +46,7 @@ export function decodeProtobufDocument(bytes: Uint8Array): DecodedSpan[] {
   }
   // random bytes can pass as a message of unknown fields: an export always has resource spans
   if (request.resourceSpans.length === 0) throw new OtlpFormatError('not OTLP protobuf: a message without resource spans');
-  const spans: DecodedSpan[] = [];
+  const spans: ReplaySpan[] = [];
   for (const rs of request.resourceSpans) {
     const service = rs.resource ? stringAttribute(rs.resource.attributes, ATTR_SERVICE_NAME) : undefined;
     for (const ss of rs.scopeSpans) {

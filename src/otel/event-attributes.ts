@@ -21,7 +21,7 @@ export const LOOP_SUMMARY_EVENT_NAME = 'loop.summary';
 export const ATTR_LOOP_ARGUMENTS_PREVIEW = 'loop.arguments.preview';
 /** On an event written on the open parent (SDKs without `onEnding`): the tool span it is about. */
 export const ATTR_LOOP_SPAN_ID = 'loop.span_id';
-/** What loops cost: on `loop.detected` (the repetitions) and `loop.summary` (the trace's loop bill). */
+/** What loops cost: on `loop.detected` (the repetitions) and `loop.summary` (the trace's loop spend). */
 export const ATTR_LOOP_TOKENS_INPUT = 'loop.tokens.input';
 export const ATTR_LOOP_TOKENS_OUTPUT = 'loop.tokens.output';
 export const ATTR_LOOP_COST_USD = 'loop.cost.usd';
@@ -69,7 +69,7 @@ export function loopEventAttributes(d: LoopDetection, extra?: Record<string, str
 }
 
 /**
- * Attributes of the `loop.summary` event: the trace's loop bill (`loop.tokens.*`, `loop.cost.usd`:
+ * Attributes of the `loop.summary` event: the trace's loop spend (`loop.tokens.*`, `loop.cost.usd`:
  * from the loop's first call to the end of the trace; `loop.after_detection.*`: after the first
  * detection), the number of detections and the first one's prompt template, kind and tool. The
  * collector's sum connector adds `loop.tokens.*` and `loop.cost.usd` up per prompt template

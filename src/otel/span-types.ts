@@ -54,14 +54,8 @@ export function hasNoParent(span: ReadableToolSpan): boolean {
   return span.parentSpanContext === undefined && isLocalRoot(span);
 }
 
-/** A span loopwatch may write on later: what the event on the open parent needs. */
-export interface AnnotatableSpan {
-  addEvent(name: string, attributes?: Record<string, string | number | boolean | string[]>): unknown;
-  isRecording(): boolean;
-}
-
 /** The parent span of a span starting in `parentContext`, when that is the span `parentId`. */
-export function parentSpanOf(parentContext: Context | undefined, parentId: string | undefined): AnnotatableSpan | undefined {
+export function parentSpanOf(parentContext: Context | undefined, parentId: string | undefined): Pick<WritableToolSpan, 'addEvent' | 'isRecording'> | undefined {
   const parent = parentContext !== undefined ? trace.getSpan(parentContext) : undefined;
-  return parent && parent.spanContext().spanId === parentId ? (parent as unknown as AnnotatableSpan) : undefined;
+  return parent && parent.spanContext().spanId === parentId ? (parent as unknown as WritableToolSpan) : undefined;
 }

@@ -32,9 +32,9 @@ export interface LoopDetectionSpanProcessorOptions extends LoopwatchConfig {
   readonly langfuseObservations?: boolean;
   /** Prompt template name for a tool span whose own attributes carry none (before ancestors). */
   readonly promptName?: (span: ReadableToolSpan) => string | undefined;
-  /** Instrumentation dialects to read, in order (default: all built-in adapters). */
+  /** Conventions to read, in order (default: all built-in adapters). */
   readonly conventions?: readonly ConventionAdapter[];
-  /** Also write `gen_ai.operation.name` / `gen_ai.tool.name` on tool spans of other dialects (default true). */
+  /** Also write `gen_ai.operation.name` / `gen_ai.tool.name` on tool spans of other conventions (default true). */
   readonly normalizeToolSpans?: boolean;
   /** Most traces tracked at once (default 10 000); the least recently active is dropped beyond it. */
   readonly maxTraces?: number;

@@ -42,12 +42,12 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
    * starts or ends between their start and their end, so what their start would do is done at
    * their end, from one reading of their attributes instead of two (a leaf has no children to
    * pass names on to, and its place among the trace's starts is the same). Any other hook, and
-   * `abortSignal`, first looks at it as its start would have (`startDeferred`). Until the SDK is
+   * `abortSignal`, first looks at it as its start would have (`lookAtUnseenStart`). Until the SDK is
    * seen to call `onEnding` (2.3 and later), spans are looked at when they start.
    * (bench: single-tool mix, 5 %)
    */
-  private deferredSpan: WritableToolSpan | undefined;
-  private deferredContext: Context | undefined;
+  private unseenStart: WritableToolSpan | undefined;
+  private unseenStartContext: Context | undefined;
   /**
    * The span the last `onStart` / `onEnding` / `onEnd` was about. A processor registered twice (the
    * same instance listed twice, or added again) is called twice in a row for the same span: the
@@ -95,7 +95,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
 
   /** Traces currently tracked (for tests and monitoring). */
   get trackedTraces(): number {
-    this.startDeferredContained();
+    this.lookAtUnseenStartContained();
     return this.traces.size;
   }
 
@@ -107,7 +107,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   abortSignal(target?: Span | Context | string): AbortSignal {
     // After shutdown nothing is tracked any more: a signal that never aborts, and no new state.
     if (this.isShutdown) return new AbortController().signal;
-    this.startDeferredContained();
+    this.lookAtUnseenStartContained();
     try {
       const traceId = traceIdOf(target);
       if (traceId === undefined) {
@@ -125,14 +125,14 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     if (this.isShutdown || span === this.lastStarted) return;
     this.lastStarted = span;
     try {
-      this.startDeferred();
-      this.deferredSpan = span;
-      this.deferredContext = parentContext;
+      this.lookAtUnseenStart();
+      this.unseenStart = span;
+      this.unseenStartContext = parentContext;
       // Without onEnding (SDK < 2.3) a span is read-only by the time it ends: its start can't wait,
       // and its parent is remembered in case it becomes a tool call only at its end.
       if (!this.endingSupported) {
         this.spans.rememberParent(span, parentContext);
-        this.startDeferred();
+        this.lookAtUnseenStart();
       }
     } catch (e) {
       reportContained('onStart', e);
@@ -150,11 +150,11 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     if (this.isShutdown || span === this.lastEnding) return;
     this.lastEnding = span;
     try {
-      if (this.deferredSpan === span) {
+      if (this.unseenStart === span) {
         this.leafEnding(span);
         return;
       }
-      this.startDeferred();
+      this.lookAtUnseenStart();
       const reading = this.spans.read(span);
       const ended = this.spans.ended(span, reading, undefined);
       if (ended !== undefined) this.spans.annotate(span, ended);
@@ -169,7 +169,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     if (this.endingSupported || this.isShutdown || span === this.lastEnded) return;
     this.lastEnded = span;
     try {
-      this.startDeferred();
+      this.lookAtUnseenStart();
       const reading = this.spans.read(span);
       this.spanEnded(span, reading, this.spans.ended(span, reading, undefined));
     } catch (e) {
@@ -177,15 +177,15 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     }
   }
 
-  /** A leaf ends (see `deferredSpan`): its start is looked at now, from the same reading as its end. */
+  /** A leaf ends (see `unseenStart`): its start is looked at now, from the same reading as its end. */
   private leafEnding(span: WritableToolSpan): void {
-    const parentContext = this.deferredContext;
-    this.deferredSpan = this.deferredContext = undefined;
+    const parentContext = this.unseenStartContext;
+    this.unseenStart = this.unseenStartContext = undefined;
     const reading = this.spans.read(span);
     if (reading === undefined) {
       // Most spans. In a trace loopwatch tracks it may be a model call, whose usage is what loops
       // cost. With no parent at all, nothing can be tracked for its trace: a signal asked for
-      // during the span would have made it no leaf (`startDeferredContained`).
+      // during the span would have made it no leaf (`lookAtUnseenStartContained`).
       if (hasNoParent(span)) return;
       const state = this.traces.peek(span.spanContext().traceId);
       if (state === undefined) return;
@@ -205,7 +205,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
 
   shutdown(): Promise<void> {
     this.isShutdown = true;
-    this.deferredSpan = this.deferredContext = undefined;
+    this.unseenStart = this.unseenStartContext = undefined;
     this.lastStarted = this.lastEnding = this.lastEnded = undefined;
     this.traces.clear();
     return Promise.resolve();
@@ -269,19 +269,19 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     return found;
   }
 
-  /** Looks at the start of the span that started last, as its start would have (see `deferredSpan`). */
-  private startDeferred(): void {
-    const span = this.deferredSpan;
+  /** Looks at the start of the span that started last, as its start would have (see `unseenStart`). */
+  private lookAtUnseenStart(): void {
+    const span = this.unseenStart;
     if (span === undefined) return;
-    const parentContext = this.deferredContext;
-    this.deferredSpan = this.deferredContext = undefined;
+    const parentContext = this.unseenStartContext;
+    this.unseenStart = this.unseenStartContext = undefined;
     this.spans.started(span, parentContext, this.spans.read(span));
   }
 
-  private startDeferredContained(): void {
-    if (this.deferredSpan === undefined || this.isShutdown) return;
+  private lookAtUnseenStartContained(): void {
+    if (this.unseenStart === undefined || this.isShutdown) return;
     try {
-      this.startDeferred();
+      this.lookAtUnseenStart();
     } catch (e) {
       reportContained('onStart', e);
     }

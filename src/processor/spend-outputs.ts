@@ -35,7 +35,7 @@ export class SpendOutputs {
     (state.spend ??= new TraceSpend(this.options.historySize, this.prices !== undefined)).toolCall(end);
   }
 
-  /** `d` with what the model spent asking for its repetitions (the trace's first detection opens its loop bill), counted in the trace. */
+  /** `d` with what the model spent asking for its repetitions (the trace's first detection opens its loop spend), counted in the trace. */
   priced(d: LoopDetection, state: TraceState, completedAt: number): LoopDetection {
     const spend = (state.spend ??= new TraceSpend(this.options.historySize, this.prices !== undefined));
     const { priced, opened } = spend.detection(d, completedAt);
@@ -62,7 +62,7 @@ export class SpendOutputs {
   traceEnded(state: TraceState, root: WritableToolSpan | undefined): void {
     const first = state.firstDetection;
     if (first === undefined) return;
-    const summary = traceLoopSummary(first, state.detections, state.isStopped, state.spend?.bill());
+    const summary = traceLoopSummary(first, state.detections, state.isStopped, state.spend?.loopSpend());
     root?.addEvent(LOOP_SUMMARY_EVENT_NAME, loopSummaryAttributes(summary));
     const onTraceEnd = this.options.onTraceEnd;
     if (onTraceEnd) notifyContained('onTraceEnd', () => onTraceEnd(summary));

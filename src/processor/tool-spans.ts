@@ -6,7 +6,7 @@ import type { RawToolCall } from '../detector/tool-call.js';
 import type { LoopDetection } from '../detector/types.js';
 import { ATTR_LOOP_ACTION, takeGuardMark } from '../guard/span-mark.js';
 import { callContained, log } from '../otel/diag.js';
-import { hasNoParent, hrTimeToMs, isLocalRoot, parentIdOf, parentSpanOf, type AnnotatableSpan, type ReadableToolSpan, type WritableToolSpan } from '../otel/span-types.js';
+import { hasNoParent, hrTimeToMs, isLocalRoot, parentIdOf, parentSpanOf, type ReadableToolSpan, type WritableToolSpan } from '../otel/span-types.js';
 import type { DetectionSite } from './outputs.js';
 import { SpanReading } from './span-reading.js';
 import { TraceState, type SpanNames, type StartedToolSpan } from './trace-state.js';
@@ -238,14 +238,14 @@ export class ToolSpans {
 
   /**
    * What an ended tool span gets written while it can be (`onEnding`): the prompt name, the
-   * gen_ai keys of other dialects (`normalizeToolSpans`), and the guard's `loop.action`.
+   * gen_ai keys of other conventions (`normalizeToolSpans`), and the guard's `loop.action`.
    */
   annotate(span: WritableToolSpan, ended: EndedToolCall): void {
     if (ended.toolName === undefined) return;
     annotatePromptName(span, ended.promptName);
     if (this.normalize) {
       const attrs = span.attributes;
-      // One vocabulary downstream: the collector counts tool calls by these two keys whatever the dialect.
+      // One vocabulary downstream: the collector counts tool calls by these two keys whatever the convention.
       if (attrs[ATTR_GEN_AI_OPERATION_NAME] === undefined) span.setAttribute(ATTR_GEN_AI_OPERATION_NAME, GEN_AI_OPERATION_EXECUTE_TOOL);
       if (attrs[ATTR_GEN_AI_TOOL_NAME] === undefined) span.setAttribute(ATTR_GEN_AI_TOOL_NAME, ended.toolName);
     }
@@ -316,7 +316,7 @@ function annotatePromptName(span: WritableToolSpan, promptName: string | undefin
 }
 
 /** The open parent as a span view, when it is an SDK span (it has a name and attributes). */
-function spanView(parent: AnnotatableSpan | undefined): SpanView | undefined {
+function spanView(parent: ReturnType<typeof parentSpanOf>): SpanView | undefined {
   const p = parent as Partial<SpanView> | undefined;
   return p && typeof p.name === 'string' && typeof p.attributes === 'object' && p.attributes !== null ? (p as SpanView) : undefined;
 }

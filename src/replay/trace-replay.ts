@@ -3,7 +3,7 @@ import type { ConventionAdapter } from '../conventions/types.js';
 import type { LoopEngine } from '../detector/engine.js';
 import { buildToolCall } from '../detector/tool-call.js';
 import type { PriceTable } from '../cost/prices.js';
-import type { LoopBill } from '../cost/trace-cost.js';
+import type { LoopSpend } from '../cost/trace-cost.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
 import { replaySequence } from '../sequence/call-sequence.js';
 import { TraceSpend } from '../cost/trace-spend.js';
@@ -48,8 +48,8 @@ class PendingTrace<P> {
   spanCount = 0;
   /** Late spans of a trace completed before (see `ReplayOptions.retainTraces`). */
   continued = false;
-  /** The loop bill reported when the trace was completed before. */
-  previousLoopBill: LoopBill | undefined;
+  /** The loop spend reported when the trace was completed before. */
+  previousLoopSpend: LoopSpend | undefined;
   /** Prompt template of the first detection, once there is one. */
   loopPrompt: string | undefined;
   hasLoop = false;
@@ -60,7 +60,7 @@ class PendingTrace<P> {
 interface RetainedTrace {
   readonly calls: PendingCall[];
   readonly models: ModelCallRecord[];
-  readonly loopBill: LoopBill | undefined;
+  readonly loopSpend: LoopSpend | undefined;
   readonly loopPrompt: string | undefined;
   readonly hasLoop: boolean;
   readonly links: Map<string, SpanLink>;
@@ -98,15 +98,15 @@ export interface ReplayedTrace<P = unknown> {
   /** The payloads handed to `add` with this trace's spans, in arrival order. */
   readonly payloads: readonly P[];
   /**
-   * What the trace's loops cost (see `LoopBill`): with a detection and model calls that report
-   * usage. For a continued trace, the whole trace's bill, not only what is new.
+   * What the trace's loops cost (see `LoopSpend`): with a detection and model calls that report
+   * usage. For a continued trace, the whole trace's loop spend, not only what is new.
    */
-  readonly loopBill?: LoopBill | undefined;
-  /** For a continued trace: the bill reported when it was completed before (what counters have counted already). */
-  readonly previousLoopBill?: LoopBill | undefined;
+  readonly loopSpend?: LoopSpend | undefined;
+  /** For a continued trace: the loop spend reported when it was completed before (what counters have counted already). */
+  readonly previousLoopSpend?: LoopSpend | undefined;
   /**
    * Prompt template of the trace's first detection (an earlier completion's, for a continued
-   * trace): where its loop bill is counted.
+   * trace): where its loop spend is counted.
    */
   readonly loopPrompt?: string | undefined;
   /**
@@ -144,7 +144,7 @@ export interface ReplayOptions<P = unknown> {
    * what was reported is not reported again. 0 (default) keeps nothing.
    */
   readonly retainTraces?: number;
-  /** Prices model calls, so that detections and loop bills carry USD as well as tokens. */
+  /** Prices model calls, so that detections and loop spends carry USD as well as tokens. */
   readonly prices?: PriceTable | undefined;
   readonly onProblem?: (message: string) => void;
 }
@@ -214,7 +214,7 @@ export class TraceReplayer<P = undefined> {
         trace.lastAgent = before.lastAgent;
         trace.rootSeen = before.rootSeen;
         trace.continued = true;
-        trace.previousLoopBill = before.loopBill;
+        trace.previousLoopSpend = before.loopSpend;
         trace.loopPrompt = before.loopPrompt;
         trace.hasLoop = before.hasLoop;
       }
@@ -319,7 +319,7 @@ export class TraceReplayer<P = undefined> {
     const detections: LoopDetection[] = [];
     const detectionTimes: number[] = [];
     let replayed: ReplayedCall[] = [];
-    let loopBill: LoopBill | undefined;
+    let loopSpend: LoopSpend | undefined;
     if (calls.length > 0) {
       const promptOf = new Map<PendingCall, string | undefined>();
       for (const c of calls) promptOf.set(c, this.resolve(trace, c.spanId, 'prompt') ?? trace.lastPrompt);
@@ -354,12 +354,12 @@ export class TraceReplayer<P = undefined> {
       // the trace's calls by start time
       replayed = unreported.sort((a, b) => a.callIndex - b.callIndex);
       models.finish();
-      loopBill = spend.bill();
+      loopSpend = spend.loopSpend();
     }
     // a loop, not Math.min(...spread): a spread of 200 000 calls overflows the call stack
     let first = calls.length > 0 ? Number.POSITIVE_INFINITY : Number.NaN;
     for (const c of calls) if (c.start < first) first = c.start;
-    if (this.maxRetained > 0) this.retain(trace, loopBill);
+    if (this.maxRetained > 0) this.retain(trace, loopSpend);
     this.options.onTrace(
       {
         traceId: trace.traceId,
@@ -371,8 +371,8 @@ export class TraceReplayer<P = undefined> {
         startTime: first,
         payloads: trace.payloads,
         continued: trace.continued,
-        loopBill,
-        previousLoopBill: trace.previousLoopBill,
+        loopSpend,
+        previousLoopSpend: trace.previousLoopSpend,
         loopPrompt: trace.loopPrompt,
       },
       reason,
@@ -380,11 +380,11 @@ export class TraceReplayer<P = undefined> {
   }
 
   /** Remembers a completed trace for its late spans: calls marked reported, payloads dropped. */
-  private retain(trace: PendingTrace<P>, loopBill: LoopBill | undefined): void {
+  private retain(trace: PendingTrace<P>, loopSpend: LoopSpend | undefined): void {
     this.retained.set(trace.traceId, {
       calls: trace.calls.map((c) => (c.reported ? c : { ...c, reported: true })),
       models: trace.models,
-      loopBill,
+      loopSpend,
       loopPrompt: trace.loopPrompt,
       hasLoop: trace.hasLoop,
       links: trace.links,

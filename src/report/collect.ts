@@ -3,8 +3,8 @@
  * (a few fields each), totals per prompt template, and only the worst traces in full, so memory
  * grows with detections, not with spans.
  */
-import { LoopCostTotals } from '../cost/totals.js';
-import type { LoopBill } from '../cost/trace-cost.js';
+import { LoopSpendTotals } from '../cost/totals.js';
+import type { LoopSpend } from '../cost/trace-cost.js';
 import type { LoopDetection } from '../detector/types.js';
 import type { ReplayedCall, ReplayedTrace } from '../replay/trace-replay.js';
 
@@ -24,7 +24,7 @@ export interface WorstTrace {
   readonly detections: readonly TimedDetection[];
   readonly criticals: number;
   /** What its loop cost, when its model calls report usage. */
-  readonly bill: LoopBill | undefined;
+  readonly loopSpend: LoopSpend | undefined;
 }
 
 export interface TemplateTotals {
@@ -46,7 +46,7 @@ export interface ReportData {
   readonly toolCalls: number;
   readonly tracesWithLoops: number;
   /** What loops cost, per prompt template (that of each trace's first detection) and in total. */
-  readonly costs: LoopCostTotals;
+  readonly costs: LoopSpendTotals;
 }
 
 /** Worst first: more critical stops, then more detections, then more tool calls. */
@@ -63,7 +63,7 @@ export class ReportCollector {
   private traces = 0;
   private toolCalls = 0;
   private tracesWithLoops = 0;
-  private readonly costs = new LoopCostTotals();
+  private readonly costs = new LoopSpendTotals();
 
   constructor(private readonly keepWorst = 10) {}
 
@@ -91,7 +91,7 @@ export class ReportCollector {
       ownTotals.detections++;
       if (t.detection.level === 'critical') ownTotals.criticals++;
     }
-    if (trace.loopBill !== undefined) this.costs.add(trace.loopPrompt ?? NO_TEMPLATE, trace.loopBill);
+    if (trace.loopSpend !== undefined) this.costs.add(trace.loopPrompt ?? NO_TEMPLATE, trace.loopSpend);
     const candidate: WorstTrace = {
       traceId: trace.traceId,
       prompt,
@@ -99,7 +99,7 @@ export class ReportCollector {
       calls: trace.calls,
       detections: timed,
       criticals: timed.filter((t) => t.detection.level === 'critical').length,
-      bill: trace.loopBill,
+      loopSpend: trace.loopSpend,
     };
     const last = this.worst.at(-1);
     if (this.worst.length < this.keepWorst || (last && worse(candidate, last) < 0)) {

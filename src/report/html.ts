@@ -5,7 +5,7 @@
  * detection messages (which are built from names and counts).
  */
 import { formatSpend, formatTokens, formatUsd } from '../cost/format.js';
-import type { CostTotals } from '../cost/totals.js';
+import type { SpendTotals } from '../cost/totals.js';
 import type { LoopDetection, LoopKind, LoopLevel } from '../detector/types.js';
 import { NO_TEMPLATE, type ReportData, type TimedDetection, type WorstTrace } from './collect.js';
 import { REPORT_CSS } from './style.js';
@@ -94,7 +94,7 @@ ${tile('loops per 100 tool calls', per100(data.detections.length, data.toolCalls
 }
 
 /** `$0.035`, or the tokens when nothing of it is priced; `+` when only part is. */
-function usdOrTokens(c: CostTotals): string {
+function usdOrTokens(c: SpendTotals): string {
   if (c.unpriced === c.traces) return `${n(c.input + c.output)} tokens`;
   return `${formatUsd(c.usd)}${c.unpriced > 0 ? '+' : ''}`;
 }
@@ -140,19 +140,19 @@ function traceArticle(trace: WorstTrace, rank: number, colors: PageColors): stri
   const rows = trace.detections.map(({ time, detection: d }) => {
     const level: LoopLevel = d.level;
     const kind: LoopKind = d.kind;
-    const cost = trace.bill !== undefined ? `<td>${escapeHtml(detectionCost(d))}</td>` : '';
+    const cost = trace.loopSpend !== undefined ? `<td>${escapeHtml(detectionCost(d))}</td>` : '';
     return `<tr class="${level}"><td>${d.callIndex}</td><td>${escapeHtml(offset(time, trace.startTime))}</td><td><span class="pill" style="background:${LEVEL_COLORS[level]}">${level}</span></td><td>${escapeHtml(kind)}</td><td>${escapeHtml(d.toolName)}</td><td>${d.count}×</td>${cost}<td class="msg">${escapeHtml(d.message)}</td></tr>`;
   });
-  const bill =
-    trace.bill !== undefined
-      ? `\n<p class="explain bill">Loop bill: ${escapeHtml(formatSpend(trace.bill.loop))} from the end of the loop's first call to the end of the trace; ${escapeHtml(formatSpend(trace.bill.afterDetection))} of it after the first detection.</p>`
+  const loopSpendText =
+    trace.loopSpend !== undefined
+      ? `\n<p class="explain loop-spend">Loop spend: ${escapeHtml(formatSpend(trace.loopSpend.loop))} from the end of the loop's first call to the end of the trace; ${escapeHtml(formatSpend(trace.loopSpend.afterDetection))} of it after the first detection.</p>`
       : '';
   return `<article class="card trace" data-trace="${escapeHtml(trace.traceId)}" data-rank="${rank}">
 <h3>#${rank} <code>${escapeHtml(trace.traceId)}</code> <span class="tag">${escapeHtml(trace.prompt)}</span></h3>
-<p class="explain">Started ${escapeHtml(utc(trace.startTime))} · ${n(trace.calls.length)} tool calls${failed > 0 ? ` (${failed} failed)` : ''} · ${trace.detections.length} detection${trace.detections.length === 1 ? '' : 's'}, ${trace.criticals} critical</p>${bill}
+<p class="explain">Started ${escapeHtml(utc(trace.startTime))} · ${n(trace.calls.length)} tool calls${failed > 0 ? ` (${failed} failed)` : ''} · ${trace.detections.length} detection${trace.detections.length === 1 ? '' : 's'}, ${trace.criticals} critical</p>${loopSpendText}
 ${callStrip(trace, toolColor)}
 <ul class="legend small">${tools.map((t) => `<li data-tool="${escapeHtml(t)}"><span class="swatch" style="background:${toolColor(t)}"></span>${escapeHtml(t)}</li>`).join('')}<li><span class="swatch failed"></span>failed call</li><li><span class="tri" style="border-top-color:${LEVEL_COLORS.warning}"></span>warning</li><li><span class="tri" style="border-top-color:${LEVEL_COLORS.critical}"></span>critical</li></ul>
-<table class="detections"><thead><tr><th>Call</th><th>At</th><th>Level</th><th>Kind</th><th>Tool</th><th>Count</th>${trace.bill !== undefined ? '<th title="the model calls that asked for the repetitions">Cost</th>' : ''}<th>What happened</th></tr></thead><tbody>${rows.join('')}</tbody></table>
+<table class="detections"><thead><tr><th>Call</th><th>At</th><th>Level</th><th>Kind</th><th>Tool</th><th>Count</th>${trace.loopSpend !== undefined ? '<th title="the model calls that asked for the repetitions">Cost</th>' : ''}<th>What happened</th></tr></thead><tbody>${rows.join('')}</tbody></table>
 </article>`;
 }
 

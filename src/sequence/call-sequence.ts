@@ -93,22 +93,6 @@ export class CallSequence {
   }
 }
 
-/** A finished call as exported spans tell it: times (epoch ms), arrival order and parent. */
-export interface TimedCall {
-  readonly start: number;
-  readonly end: number;
-  /** Arrival order: exporters receive spans in the order they ended. */
-  readonly seq: number;
-  readonly parentId: string | undefined;
-}
-
-/** A finished call's place in its trace's sequence. */
-export interface CallPlace {
-  readonly callIndex: number;
-  readonly batch: string;
-  readonly batchComplete: boolean;
-}
-
 /**
  * SDKs record span start times from `Date.now()` (whole milliseconds) and end times with
  * sub-millisecond precision, so a call that starts in the same millisecond its predecessor ended
@@ -117,12 +101,17 @@ export interface CallPlace {
 export const START_QUANTUM_MS = 1;
 
 /**
- * The calls of a finished trace as the live processor met them, from their times: each call
- * starts (in start order, ties by arrival) after every call that ended more than `START_QUANTUM_MS`
- * before it, and ends (in end order, ties by arrival) into the same `CallSequence` the processor
- * feeds. `onEnd` gets every call, in the order the engine must record them, with its place.
+ * The calls of a finished trace as the live processor met them, from their times (epoch ms) and
+ * arrival order (`seq`: exporters receive spans in the order they ended): each call starts (in
+ * start order, ties by arrival) after every call that ended more than `START_QUANTUM_MS` before
+ * it, and ends (in end order, ties by arrival) into the same `CallSequence` the processor feeds.
+ * `onEnd` gets every call, in the order the engine must record them, with its index, its batch's
+ * key and whether it completed its batch.
  */
-export function replaySequence<C extends TimedCall>(calls: readonly C[], onEnd: (call: C, place: CallPlace) => void): void {
+export function replaySequence<C extends { readonly start: number; readonly end: number; readonly seq: number; readonly parentId: string | undefined }>(
+  calls: readonly C[],
+  onEnd: (call: C, place: { readonly callIndex: number; readonly batch: string; readonly batchComplete: boolean }) => void,
+): void {
   const sequence = new CallSequence();
   const byStart = [...calls].sort((a, b) => a.start - b.start || a.seq - b.seq);
   const running = new EndQueue<{ readonly call: C; readonly callIndex: number; readonly batch: Batch }>();

@@ -50,7 +50,7 @@ function addSummaryEvent(trace: ReplayedTrace<HeldSpan>): void {
   if (first === undefined || trace.continued) return;
   const root = trace.payloads.find(({ span }) => span.parentSpanId.length === 0 || (span.flags & SpanFlags.CONTEXT_IS_REMOTE_MASK) !== 0)?.span;
   if (root === undefined) return;
-  const attributes = Object.entries(loopSummaryAttributes(traceLoopSummary(first, trace.detections.length, false, trace.loopBill))).map(([k, v]) => keyValue(k, v));
+  const attributes = Object.entries(loopSummaryAttributes(traceLoopSummary(first, trace.detections.length, false, trace.loopSpend))).map(([k, v]) => keyValue(k, v));
   root.events.push(create(Span_EventSchema, { name: LOOP_SUMMARY_EVENT_NAME, timeUnixNano: root.endTimeUnixNano, attributes }));
 }
 

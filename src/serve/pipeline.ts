@@ -1,7 +1,7 @@
 import { ATTR_SERVICE_NAME } from '../conventions/attributes.js';
 import type { ConventionAdapter } from '../conventions/types.js';
 import type { PriceTable } from '../cost/prices.js';
-import { billIncrease } from '../cost/trace-cost.js';
+import { spendIncrease } from '../cost/trace-cost.js';
 import type { LoopEngine } from '../detector/engine.js';
 import type { LoopLogs } from '../otel/loop-logs.js';
 import type { LoopMetrics } from '../otel/loop-metrics.js';
@@ -132,7 +132,7 @@ export class ServePipeline {
         logs?.emit(d, trace.detectionTimes[i]);
       });
       // what the trace's loops cost, counted once: a continued trace adds only what is new
-      const spend = billIncrease(trace.loopBill, trace.previousLoopBill);
+      const spend = spendIncrease(trace.loopSpend, trace.previousLoopSpend);
       if (metrics && spend !== undefined) metrics.recordLoopSpend(spend, trace.loopPrompt);
       this.options.onTrace?.(trace, reason);
     } catch (e) {

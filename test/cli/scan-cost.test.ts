@@ -70,7 +70,7 @@ describe('scan: what loops cost', () => {
     const loop = range(1, 7);
     const after = range(3, 7);
     const tokens = (xs: number[], f: (i: number) => number, o: number): string => `${(sum(xs, f) + o * xs.length).toLocaleString('en-US')} tokens (${sum(xs, f).toLocaleString('en-US')} in, ${(o * xs.length).toLocaleString('en-US')} out)`;
-    expect(out).toContain(`loop bill: 7 model calls, ${tokens(loop, supportIn, SUPPORT_OUT)}, $${sum(loop, supportUsd).toFixed(3)} from the end of the loop's first call to the end of the trace`);
+    expect(out).toContain(`loop spend: 7 model calls, ${tokens(loop, supportIn, SUPPORT_OUT)}, $${sum(loop, supportUsd).toFixed(3)} from the end of the loop's first call to the end of the trace`);
     expect(out).toContain(`5 model calls, ${tokens(after, supportIn, SUPPORT_OUT)}, $${sum(after, supportUsd).toFixed(3)} of it after the first detection`);
     expect(out).toContain(`the repetitions cost ${tokens(range(1, 4), supportIn, SUPPORT_OUT)}, $${sum(range(1, 4), supportUsd).toFixed(3)}`);
     const total = sum(range(1, 7), supportIn) + sum(range(1, 5), docsIn) + sum(range(1, 7), triageIn) + sum(range(1, 4), refundIn);
@@ -91,7 +91,7 @@ describe('scan: what loops cost', () => {
     expect(page).toContain(`<tr data-template="support-v2"><th scope="row">support-v2</th><td>1</td><td>1</td><td>8</td><td>2</td><td>25.0</td><td class="bad">1</td><td>${support.toLocaleString('en-US')}</td><td>$${sum(range(1, 7), supportUsd).toFixed(3)}</td></tr>`);
     expect(page).toMatch(/<tr data-template="triage-v3">.*<td>—<\/td><\/tr>/);
     expect(page).toMatch(/<tr data-template="billing-v1">.*<td>—<\/td><td>—<\/td><\/tr>/);
-    expect(page).toContain('Loop bill: 7 model calls');
+    expect(page).toContain('Loop spend: 7 model calls');
     expect(page).toContain(`${(sum(range(1, 4), supportIn) + 4 * SUPPORT_OUT).toLocaleString('en-US')} tok · $${sum(range(1, 4), supportUsd).toFixed(3)}`);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DecodedSpan } from '../../src/formats/otlp-json.js';
+import type { ReplaySpan } from '../../src/replay/types.js';
 import { precisionCensus } from '../../scripts/eval/precision.js';
 import { runsOf, type Corpus } from '../../scripts/eval/runs.js';
 
@@ -7,7 +7,7 @@ import { runsOf, type Corpus } from '../../scripts/eval/runs.js';
 function corpusOf(calls: ReadonlyArray<{ tool: string; args: string; result: string }>): Corpus {
   const traceId = 'a'.repeat(32);
   const t0 = Date.UTC(2026, 10, 1);
-  const root: DecodedSpan = {
+  const root: ReplaySpan = {
     traceId,
     spanId: 'r'.repeat(16),
     parentSpanId: undefined,
@@ -18,7 +18,7 @@ function corpusOf(calls: ReadonlyArray<{ tool: string; args: string; result: str
     service: undefined,
   };
   const tools = calls.map(
-    (c, i): DecodedSpan => ({
+    (c, i): ReplaySpan => ({
       traceId,
       spanId: String(i + 1).padStart(16, '0'),
       parentSpanId: root.spanId,

@@ -5,17 +5,17 @@ import { describe, expect, it, vi } from 'vitest';
 import { parseConfigText } from '../../src/formats/config-file.js';
 import type { ModelUsage } from '../../src/conventions/usage.js';
 import { PriceTable } from '../../src/cost/prices.js';
-import { TraceCost } from '../../src/cost/trace-cost.js';
+import { ModelCallWindow } from '../../src/cost/trace-cost.js';
 import { resolveConfig, validateConfig } from '../../src/detector/config/index.js';
 
-/** `TraceCost` with the count of tool calls recorded, as the processor keeps it. */
+/** `ModelCallWindow` with the count of tool calls recorded, as the processor keeps it. */
 class Trace {
-  readonly cost: TraceCost;
+  readonly cost: ModelCallWindow;
   recorded = 0;
   /** The latest tool call end told; +Infinity when a call was recorded without one (no model call is then clean). */
   toolsEnded = Number.NEGATIVE_INFINITY;
   constructor(window: number, priced: boolean, maxModelCalls?: number) {
-    this.cost = new TraceCost(window, priced, maxModelCalls);
+    this.cost = new ModelCallWindow(window, priced, maxModelCalls);
   }
   toolCallRecorded(end = Number.POSITIVE_INFINITY): void {
     this.recorded++;
@@ -27,8 +27,8 @@ class Trace {
   detection(d: { evidenceStartTime: number; evidenceCalls: number }, completedAt: number) {
     return this.cost.detection(d, this.recorded, completedAt);
   }
-  bill() {
-    return this.cost.bill();
+  loopSpend() {
+    return this.cost.loopSpend();
   }
   get known(): boolean {
     return this.cost.known;
@@ -39,7 +39,7 @@ class Trace {
 }
 
 /**
- * An agent run fed to `TraceCost` the way the processor feeds it: model call k (k = 1..) asks
+ * An agent run fed to `ModelCallWindow` the way the processor feeds it: model call k (k = 1..) asks
  * for tool call k; each ends before the next starts. Model call k spends 100·k input and k output
  * tokens. Times in ms; `gap` between spans.
  */
@@ -57,7 +57,7 @@ function sequentialRun(cost: Trace, calls: number, opts: { gap?: number; usd?: (
   return { toolEnd };
 }
 
-describe('TraceCost: the model calls behind a detection', () => {
+describe('ModelCallWindow: the model calls behind a detection', () => {
   it('identical calls 1..5 detected at 5: the model calls between call 1 and call 5 (2..5), not the one that asked for call 1', () => {
     const cost = new Trace(128, false);
     const { toolEnd } = sequentialRun(cost, 5);
@@ -120,7 +120,7 @@ describe('TraceCost: the model calls behind a detection', () => {
     before.toolCallRecorded();
     expect(before.known).toBe(false);
     expect(before.detection({ evidenceStartTime: 0, evidenceCalls: 2 }, 1).spend).toBeUndefined();
-    expect(before.bill()).toBeUndefined();
+    expect(before.loopSpend()).toBeUndefined();
   });
 
   it('known usage and no model call in the window: zero tokens (and $0 with a price table)', () => {
@@ -159,7 +159,7 @@ describe('TraceCost: the model calls behind a detection', () => {
     expect(deltas).toEqual([4, 5, 6, 7].map((k) => ({ input: 100 * k, output: k, usd: 0.01 })));
     // a later detection does not open the bill again
     expect(cost.detection({ evidenceStartTime: toolEnd[1] as number, evidenceCalls: 7 }, 99_999).opened).toBeUndefined();
-    const bill = cost.bill();
+    const bill = cost.loopSpend();
     expect(bill?.loop).toMatchObject({ tokens: { input: 200 + 300 + 400 + 500 + 600 + 700, output: 27 }, modelCalls: 6 });
     expect(bill?.loop.costUsd).toBeCloseTo(0.06, 12);
     expect(bill?.afterDetection).toMatchObject({ tokens: { input: 400 + 500 + 600 + 700, output: 22 }, modelCalls: 4 });
@@ -319,8 +319,8 @@ describe('the README on prices', () => {
             expect(a.opened?.input).toBe(b.opened?.input);
           }
         }
-        const a = shared.bill();
-        const b = alone.bill();
+        const a = shared.loopSpend();
+        const b = alone.loopSpend();
         expect(a?.loop.tokens).toEqual(b?.loop.tokens);
         expect(a?.afterDetection.modelCalls).toBe(b?.afterDetection.modelCalls);
         expect(shared.heldModelCalls).toBeLessThanOrEqual(alone.heldModelCalls);
