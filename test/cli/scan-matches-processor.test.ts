@@ -103,3 +103,42 @@ it.each([
   expect(code).toBe(1);
   await provider.shutdown();
 });
+
+it('a tool call that hangs while the agent goes on: scan batches the later calls as the processor did, and finds their loop', async () => {
+  // A call that starts after another call of its batch has ended belongs to a later step, live
+  // (the processor sees the end first) and in scan, which replays the same start and end events
+  // from the times. Before the one call sequence, scan put every call that overlapped the hung one
+  // into its batch, where repeats are not repetitions, and reported nothing.
+  const exporter = new InMemorySpanExporter();
+  const live: LoopDetection[] = [];
+  const loops = new LoopDetectionSpanProcessor({ mode: 'observe', onLoop: (d) => live.push(d) });
+  const provider = new BasicTracerProvider({ spanProcessors: [loops, new SimpleSpanProcessor(exporter)] });
+  const tracer = provider.getTracer('agreement');
+  const t0 = clock;
+  const tool = (name: string, start: number, args: unknown, result: unknown): ReturnType<Tracer['startSpan']> => {
+    const span = tracer.startSpan(`execute_tool ${name}`, { startTime: start, attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'gen_ai.tool.call.arguments': JSON.stringify(args) } });
+    span.setAttribute('gen_ai.tool.call.result', JSON.stringify(result));
+    return span;
+  };
+  tracer.startActiveSpan('invoke_agent hung', { attributes: { 'gen_ai.prompt.name': 'hung' }, startTime: t0 }, (root) => {
+    const hung = tool('export_report', t0 + 10, { id: 7 }, 'done');
+    for (let i = 1; i <= 6; i++) tool('search', t0 + 100 * i, { q: 'refund' }, { hits: [] }).end(t0 + 100 * i + 20);
+    hung.end(t0 + 5_000);
+    root.end(t0 + 5_010);
+  });
+  clock += 6_000;
+  await provider.forceFlush();
+
+  const body = new TextDecoder().decode(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans()));
+  const dir = mkdtempSync(join(tmpdir(), 'loopwatch-agree-'));
+  writeFileSync(join(dir, 'export.json'), body);
+  const stdout = new PassThrough();
+  const chunks: string[] = [];
+  stdout.on('data', (c: Buffer) => chunks.push(c.toString()));
+  await main(['scan', '--json', join(dir, 'export.json')], { stdout, stderr: new PassThrough(), stdin: Readable.from([]), env: {}, interactive: false });
+  const scanned = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LoopDetection);
+  const key = (d: LoopDetection): string => [d.traceId, d.spanId, d.rule, d.level, d.callIndex, d.count, d.fingerprint, d.evidenceCalls].join(' ');
+  expect(live.map((d) => [d.toolName, d.level])).toContainEqual(['search', 'critical']);
+  expect(scanned.map(key).sort()).toEqual(live.map(key).sort());
+  await provider.shutdown();
+});
