@@ -15,7 +15,7 @@ import { bytes, quantile, type Figure } from './support/report.js';
  */
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist', 'cli.js');
+const CLI = join(ROOT, 'packages', 'cli', 'dist', 'cli.js');
 const SERVER = join(ROOT, 'bench', 'support', 'ndjson-server.mjs');
 export const TARGET_ADDED_P99_MS = 1;
 export const TARGET_CALLS_PER_SECOND = 500;
