@@ -7,6 +7,7 @@ import type { LoopSpend } from '../cost/trace-cost.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
 import { replaySequence } from '../sequence/call-sequence.js';
 import { TraceSpend } from '../cost/trace-spend.js';
+import { RecencyList, type Linked } from './recency.js';
 import { ModelCallQueue, modelCallOf, type ModelCallRecord } from './replay-cost.js';
 import type { ReplaySpan } from './types.js';
 
@@ -30,7 +31,20 @@ interface SpanLink {
   readonly agent: string | undefined;
 }
 
-class PendingTrace<P> {
+/**
+ * What the replayer's own state costs in memory, as estimates (bytes of heap per trace, span link,
+ * tool call and model call, measured in bench/NOTES.md): with `ReplayOptions.weigh` they bound a
+ * trace, the held traces and the remembered ones in bytes, not only their payloads.
+ */
+export const STATE_BYTES = { trace: 640, link: 160, call: 480, model: 200 } as const;
+
+class PendingTrace<P> implements Linked<PendingTrace<P>> {
+  newer: PendingTrace<P> | undefined;
+  older: PendingTrace<P> | undefined;
+  /** Bytes of the payloads held (`ReplayOptions.weigh`). */
+  payloadBytes = 0;
+  /** Estimated bytes of the calls, links and model calls (see `STATE_BYTES`). */
+  stateBytes = 0;
   calls: PendingCall[] = [];
   /** Model calls with usage (what loops cost). */
   models: ModelCallRecord[] = [];
@@ -57,7 +71,10 @@ class PendingTrace<P> {
 }
 
 /** What a completed trace leaves behind for its late spans (see `ReplayOptions.retainTraces`). */
-interface RetainedTrace {
+interface RetainedTrace extends Linked<RetainedTrace> {
+  readonly traceId: string;
+  /** Estimated bytes of its calls, links and model calls. */
+  readonly stateBytes: number;
   readonly calls: PendingCall[];
   readonly models: ModelCallRecord[];
   readonly loopSpend: LoopSpend | undefined;
@@ -116,8 +133,12 @@ export interface ReplayedTrace<P = unknown> {
   readonly continued: boolean;
 }
 
-/** Why a trace was completed: it may help to tell a finished trace from one cut by a bound. */
-export type CompletionReason = 'root' | 'quiet' | 'linger' | 'bound' | 'finish';
+/**
+ * Why a trace was completed: it may help to tell a finished trace from one cut by a bound.
+ * `bound`: completed early to make room (open traces, held spans or bytes); `cut`: the trace
+ * alone outgrew `maxTraceBytes`, and its later spans continue it.
+ */
+export type CompletionReason = 'root' | 'quiet' | 'linger' | 'bound' | 'cut' | 'finish';
 
 export interface ReplayOptions<P = unknown> {
   readonly engine: LoopEngine;
@@ -129,6 +150,14 @@ export interface ReplayOptions<P = unknown> {
   readonly lingerSpans?: number;
   /** Spans held (with their payloads) before the least recently active trace is evaluated early. */
   readonly maxHeldSpans?: number;
+  /** Bytes a payload holds in memory (serve: its span's estimated size); enables the byte bounds below. */
+  readonly weigh?: (payload: P) => number;
+  /** Bytes held by open traces (payloads and state) before the least recently active one is evaluated early. */
+  readonly maxHeldBytes?: number;
+  /** Bytes one open trace may hold: past it, the trace is evaluated as it is (`cut`) and its later spans continue it. */
+  readonly maxTraceBytes?: number;
+  /** Bytes of remembered traces (see `retainTraces`): the oldest are forgotten first; one larger than an eighth of it is not kept. */
+  readonly maxRetainedBytes?: number;
   /**
    * Wall-clock completion (serve) instead of counting spans of other traces (scan): the
    * replayer reads this clock (ms) and `expire` completes traces quiet for long enough.
@@ -162,10 +191,16 @@ const SWEEP_EVERY = 1024;
  */
 export class TraceReplayer<P = undefined> {
   private readonly open = new Map<string, PendingTrace<P>>();
+  /** The open traces by last activity: the idle ones are at the old end. */
+  private readonly recency = new RecencyList<PendingTrace<P>>();
   private readonly retained = new Map<string, RetainedTrace>();
+  private readonly retainedOrder = new RecencyList<RetainedTrace>();
   private readonly maxOpen: number;
   private readonly maxHeld: number;
   private readonly maxRetained: number;
+  private readonly maxHeldBytes: number;
+  private readonly maxTraceBytes: number;
+  private readonly maxRetainedBytes: number;
   spans = 0;
   toolCalls = 0;
   traces = 0;
@@ -173,6 +208,12 @@ export class TraceReplayer<P = undefined> {
   duplicateSpans = 0;
   /** Spans of the traces still open. */
   heldSpans = 0;
+  /** Bytes of the open traces: payloads (`weigh`) and state (`STATE_BYTES`); 0 without `weigh`. */
+  heldBytes = 0;
+  /** Estimated bytes of the remembered traces. */
+  retainedBytes = 0;
+  /** Completed traces not remembered because their state alone was too large (their late spans start over). */
+  forgottenTraces = 0;
   private seq = 0;
 
   private readonly linger: number;
@@ -184,6 +225,9 @@ export class TraceReplayer<P = undefined> {
     this.maxOpen = options.maxOpenTraces ?? 50_000;
     this.maxHeld = options.maxHeldSpans ?? Number.POSITIVE_INFINITY;
     this.maxRetained = options.retainTraces ?? 0;
+    this.maxHeldBytes = options.maxHeldBytes ?? Number.POSITIVE_INFINITY;
+    this.maxTraceBytes = options.maxTraceBytes ?? Number.POSITIVE_INFINITY;
+    this.maxRetainedBytes = options.maxRetainedBytes ?? Number.POSITIVE_INFINITY;
     this.linger = options.lingerSpans ?? 20_000;
     this.clock = options.clock;
     this.traceWait = options.traceWaitMs ?? 30_000;
@@ -199,14 +243,13 @@ export class TraceReplayer<P = undefined> {
     this.spans++;
     this.heldSpans++;
     let trace = this.open.get(span.traceId);
-    if (trace) {
-      // keep the map in order of last activity: the idle traces are always at the front
-      this.open.delete(span.traceId);
-    } else {
+    if (!trace) {
       trace = new PendingTrace<P>(span.traceId);
+      this.open.set(span.traceId, trace);
       const before = this.maxRetained > 0 ? this.retained.get(span.traceId) : undefined;
       if (before) {
-        this.retained.delete(span.traceId);
+        this.forget(before);
+        trace.stateBytes = before.stateBytes;
         trace.calls = before.calls;
         trace.models = before.models;
         trace.links = before.links;
@@ -218,20 +261,27 @@ export class TraceReplayer<P = undefined> {
         trace.loopPrompt = before.loopPrompt;
         trace.hasLoop = before.hasLoop;
       }
+      trace.stateBytes += STATE_BYTES.trace;
+      this.heldBytes += trace.stateBytes;
     }
-    this.open.set(span.traceId, trace);
+    this.recency.touch(trace);
     trace.lastActivity = this.spans;
     trace.spanCount++;
     if (this.clock) trace.lastTime = this.clock();
-    if (payload !== undefined) trace.payloads.push(payload);
+    if (payload !== undefined) {
+      trace.payloads.push(payload);
+      const bytes = this.options.weigh?.(payload) ?? 0;
+      trace.payloadBytes += bytes;
+      this.heldBytes += bytes;
+    }
     if (this.open.size > this.maxOpen) {
-      const oldest = this.open.values().next();
-      if (!oldest.done) this.complete(oldest.value, 'bound');
+      const oldest = this.recency.oldest;
+      if (oldest) this.complete(oldest, 'bound');
     }
     while (this.heldSpans > this.maxHeld && this.open.size > 1) {
-      const oldest = this.open.values().next();
-      if (oldest.done || oldest.value === trace) break;
-      this.complete(oldest.value, 'bound');
+      const oldest = this.recency.oldest;
+      if (!oldest || oldest === trace) break;
+      this.complete(oldest, 'bound');
     }
     if (!this.clock && this.spans % SWEEP_EVERY === 0) this.sweep();
     // The same span again (an export retried, a batch read twice): its call must not count twice,
@@ -239,12 +289,14 @@ export class TraceReplayer<P = undefined> {
     // (and retained) traces, dropped with them. The payload is still kept: the caller sees it all.
     if (trace.links.has(span.spanId)) {
       this.duplicateSpans++;
+      this.bound(trace);
       return;
     }
     const adapters = this.options.adapters;
     const prompt = readPromptName(adapters, span);
     const agent = readAgentName(adapters, span);
     trace.links.set(span.spanId, { parentId: span.parentSpanId, prompt, agent });
+    this.addState(trace, STATE_BYTES.link);
     if (prompt !== undefined) trace.lastPrompt = prompt;
     if (agent !== undefined) trace.lastAgent = agent;
 
@@ -268,19 +320,40 @@ export class TraceReplayer<P = undefined> {
         this.options.onProblem,
       );
       trace.calls.push({ call, seq: this.seq++, spanId: span.spanId, parentId: span.parentSpanId, start: span.startTime, end: span.endTime, reported: false });
+      this.addState(trace, STATE_BYTES.call);
     } else {
       const model = modelCallOf(span, this.seq, this.options.prices);
       if (model !== undefined) {
         this.seq++;
         trace.models.push(model);
+        this.addState(trace, STATE_BYTES.model);
       }
     }
     if (span.parentSpanId === undefined || span.parentIsRemote === true) trace.rootSeen = true;
+    this.bound(trace);
+  }
+
+  private addState(trace: PendingTrace<P>, bytes: number): void {
+    trace.stateBytes += bytes;
+    this.heldBytes += bytes;
+  }
+
+  /**
+   * The byte bounds, after a span was added to `trace`: a trace past its share is evaluated as it
+   * is (its later spans continue it), then the least recently active traces make room.
+   */
+  private bound(trace: PendingTrace<P>): void {
+    if (trace.payloadBytes + trace.stateBytes > this.maxTraceBytes) this.complete(trace, 'cut');
+    while (this.heldBytes > this.maxHeldBytes) {
+      const oldest = this.recency.oldest;
+      if (!oldest || (oldest === trace && this.open.size === 1)) break;
+      this.complete(oldest, 'bound');
+    }
   }
 
   /** Evaluates traces idle long enough: after their root, or (rootless, e.g. remote parents) after longer. */
   private sweep(): void {
-    for (const trace of this.open.values()) {
+    for (const trace of this.recency.values()) {
       const idle = this.spans - trace.lastActivity;
       if (idle < this.linger) break;
       if (trace.rootSeen || idle >= this.linger * 4) this.complete(trace, 'linger');
@@ -293,8 +366,8 @@ export class TraceReplayer<P = undefined> {
    */
   expire(now = this.clock?.() ?? 0): number {
     let done = 0;
-    // completing deletes the entry being visited, which a Map iteration allows
-    for (const trace of this.open.values()) {
+    // completing removes the entry being visited, which the list's iteration allows
+    for (const trace of this.recency.values()) {
       const quiet = now - trace.lastTime;
       // in order of last activity: every trace after this one has been quiet for less
       if (quiet < this.quietAfterRoot) break;
@@ -308,12 +381,14 @@ export class TraceReplayer<P = undefined> {
 
   /** Evaluates every trace still open (end of input, or a server shutting down). */
   finish(): void {
-    for (const trace of [...this.open.values()]) this.complete(trace, 'finish');
+    for (const trace of [...this.recency.values()]) this.complete(trace, 'finish');
   }
 
   private complete(trace: PendingTrace<P>, reason: CompletionReason): void {
     this.open.delete(trace.traceId);
+    this.recency.remove(trace);
     this.heldSpans -= trace.spanCount;
+    this.heldBytes -= trace.payloadBytes + trace.stateBytes;
     this.traces++;
     const calls = trace.calls;
     const detections: LoopDetection[] = [];
@@ -381,7 +456,16 @@ export class TraceReplayer<P = undefined> {
 
   /** Remembers a completed trace for its late spans: calls marked reported, payloads dropped. */
   private retain(trace: PendingTrace<P>, loopSpend: LoopSpend | undefined): void {
-    this.retained.set(trace.traceId, {
+    const stateBytes = trace.stateBytes - STATE_BYTES.trace;
+    if (stateBytes + STATE_BYTES.trace > this.maxRetainedBytes / 8) {
+      this.forgottenTraces++;
+      return;
+    }
+    const kept: RetainedTrace = {
+      newer: undefined,
+      older: undefined,
+      traceId: trace.traceId,
+      stateBytes,
       calls: trace.calls.map((c) => (c.reported ? c : { ...c, reported: true })),
       models: trace.models,
       loopSpend,
@@ -391,12 +475,21 @@ export class TraceReplayer<P = undefined> {
       lastPrompt: trace.lastPrompt,
       lastAgent: trace.lastAgent,
       rootSeen: trace.rootSeen,
-    });
-    while (this.retained.size > this.maxRetained) {
-      const oldest = this.retained.keys().next();
-      if (oldest.done) break;
-      this.retained.delete(oldest.value);
+    };
+    this.retained.set(trace.traceId, kept);
+    this.retainedOrder.touch(kept);
+    this.retainedBytes += stateBytes + STATE_BYTES.trace;
+    while (this.retained.size > this.maxRetained || this.retainedBytes > this.maxRetainedBytes) {
+      const oldest = this.retainedOrder.oldest;
+      if (!oldest) break;
+      this.forget(oldest);
     }
+  }
+
+  private forget(kept: RetainedTrace): void {
+    this.retained.delete(kept.traceId);
+    this.retainedOrder.remove(kept);
+    this.retainedBytes -= kept.stateBytes + STATE_BYTES.trace;
   }
 
   /** The span's own name, else the nearest ancestor's (a bounded walk: links may be cyclic in bad files). */
