@@ -1,10 +1,31 @@
 import { create, fromBinary, fromJson, toBinary, toJson, type JsonValue } from '@bufbuild/protobuf';
+import { configureTextEncoding } from '@bufbuild/protobuf/wire';
 import { StatusSchema as RpcStatusSchema } from './gen/google/rpc/status_pb.js';
 import {
   ExportTraceServiceRequestSchema,
   ExportTraceServiceResponseSchema,
   type ExportTraceServiceRequest,
 } from './gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
+
+/**
+ * Nesting allowed in a request (messages within messages: an attribute nested N levels deep is
+ * about 3N). The library's default of 100 rejects attributes nested 33 levels deep, which the
+ * collector accepts; 3 000 stays far from the call-stack limit of the recursive decoders.
+ */
+const RECURSION_LIMIT = 3_000;
+
+/**
+ * Strings as the collector takes them: invalid UTF-8 in protobuf (a surrogate half written by an
+ * SDK that truncated an attribute) and a lone surrogate escape in JSON are not errors; they
+ * become U+FFFD, as a lenient decoder and the UTF-8 encoder write them.
+ */
+const lenientText = new TextDecoder('utf-8', { ignoreBOM: true });
+const encoder = new TextEncoder();
+configureTextEncoding({
+  encodeUtf8: (text) => encoder.encode(text),
+  decodeUtf8: (bytes) => lenientText.decode(bytes),
+  checkUtf8: () => true,
+});
 
 /** The two OTLP/HTTP payload encodings. */
 export type OtlpEncoding = 'protobuf' | 'json';
@@ -30,7 +51,7 @@ export function encodingOf(contentType: string | undefined): OtlpEncoding | unde
 export function decodeTraceRequest(body: Uint8Array, encoding: OtlpEncoding): ExportTraceServiceRequest {
   if (encoding === 'protobuf') {
     try {
-      return fromBinary(ExportTraceServiceRequestSchema, body);
+      return fromBinary(ExportTraceServiceRequestSchema, body, { recursionLimit: RECURSION_LIMIT });
     } catch (e) {
       throw new OtlpDecodeError(`not a protobuf ExportTraceServiceRequest: ${messageOf(e)}`);
     }
@@ -47,7 +68,7 @@ export function decodeTraceRequest(body: Uint8Array, encoding: OtlpEncoding): Ex
   idsToBase64(json);
   try {
     // OTLP/JSON receivers ignore fields with unknown names (the spec), as the binary decoder does.
-    return fromJson(ExportTraceServiceRequestSchema, json as JsonValue, { ignoreUnknownFields: true });
+    return fromJson(ExportTraceServiceRequestSchema, json as JsonValue, { ignoreUnknownFields: true, recursionLimit: RECURSION_LIMIT });
   } catch (e) {
     throw new OtlpDecodeError(`not an OTLP/JSON ExportTraceServiceRequest: ${messageOf(e)}`);
   }
@@ -110,14 +131,16 @@ function forEachIdHolder(doc: unknown, visit: (holder: JsonObject) => void): voi
 
 /**
  * OTLP/JSON writes ids as hex, the protobuf JSON mapping reads bytes as base64: hex ids are
- * turned into base64 before the mapping reads them. A value that is not hex of an even length is
- * left for the mapping (some exporters send base64, which it reads, or garbage, which it rejects).
+ * turned into base64 before the mapping reads them. Hex of an odd length is read as if it had a
+ * leading 0 (its length is then wrong, and the receiver says so about the span, not "invalid
+ * base64"); a value that is not hex is left for the mapping (some exporters send base64, which
+ * it reads, or garbage, which it rejects).
  */
 function idsToBase64(doc: unknown): void {
   forEachIdHolder(doc, (holder) => {
     for (const key of ID_KEYS) {
       const v = holder[key];
-      if (typeof v === 'string' && v.length % 2 === 0 && HEX_ID.test(v)) holder[key] = Buffer.from(v, 'hex').toString('base64');
+      if (typeof v === 'string' && HEX_ID.test(v)) holder[key] = Buffer.from(v.length % 2 === 0 ? v : `0${v}`, 'hex').toString('base64');
     }
   });
 }
