@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
@@ -12,23 +13,34 @@ import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } fro
 import { ConfigError, type LoopwatchConfig } from '../detector/config/index.js';
 import { LoopEngine } from '../detector/engine.js';
 import type { OtlpEncoding } from '../formats/protobuf/codec.js';
-import { DEFAULT_FORWARD_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT, DEFAULT_TRACE_WAIT_MS, LoopwatchServer } from '../serve/server.js';
+import { parseHeader, type Credentials } from '../serve/auth.js';
+import { formatLimit, LIMITS, parseLimit, resolveLimits, type LimitName, type LimitSpec } from '../serve/limits.js';
+import { LOG_FORMATS, ServeLog, type LogFormat } from '../serve/log.js';
+import { DEFAULT_FORWARD_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT, LoopwatchServer } from '../serve/server.js';
 import { ConfigFileError, loadConfigFile } from '../formats/config-file.js';
 import type { CliIo } from './io.js';
 
-interface ServeFlags {
+type ServeFlags = Partial<Record<LimitName, number>> & {
   host: string;
   port: number;
-  forward: string;
+  forward?: string;
   forwardProtocol: 'http/protobuf' | 'http/json';
-  traceWait: number;
   config?: string;
-}
+  spool?: string;
+  logFormat?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  bearerTokenFile?: string;
+  requireHeader?: string;
+};
 
 const EXIT_CLEAN = 0;
 const EXIT_USAGE = 2;
 /** Shut down with spans the downstream did not take. */
 const EXIT_UNFORWARDED = 1;
+
+/** Span-count limits of earlier versions, replaced by the one byte limit. */
+const REPLACED_ENV = ['LOOPWATCH_SERVE_MAX_HELD_SPANS', 'LOOPWATCH_SERVE_MAX_QUEUED_SPANS'];
 
 function positiveInt(what: string, max: number): (v: string) => number {
   return (v) => {
@@ -38,91 +50,162 @@ function positiveInt(what: string, max: number): (v: string) => number {
   };
 }
 
-/** `loopwatch serve`: the DESIGN.md contract's flags, nothing else (limits come from the environment). */
+function limitOption(spec: LimitSpec): Option {
+  const value = spec.unit === 'bytes' ? '<size>' : spec.unit === 'ms' ? '<ms>' : '<n>';
+  return new Option(`${spec.flag} ${value}`, `${spec.help} (default ${formatLimit(spec.unit, spec.default)}; ${spec.env})`).argParser((v) => parseLimit(spec, v, spec.flag));
+}
+
+/**
+ * `loopwatch serve`: the DESIGN.md contract's flags first, then every limit (each also an
+ * environment variable), the spool, the log format and what secures a receiver reached over a
+ * network (TLS, a bearer token or a header).
+ */
 export function addServeCommand(program: Command, io: CliIo, setExit: (code: number) => void, version: string): void {
-  program
+  const command = program
     .command('serve')
-    .description('OTLP endpoint for agents in any language: holds each trace until it is complete, adds loop.detected events, forwards every span.')
+    .description('OTLP endpoint for agents in any language: holds each trace until it is complete, adds loop.detected events, forwards every span (at least once).')
     .option('--host <host>', 'address to listen on', DEFAULT_SERVE_HOST)
-    .option('--port <port>', 'port for OTLP/HTTP (POST /v1/traces, GET /healthz) and OTLP/gRPC', positiveInt('--port', 65535), DEFAULT_SERVE_PORT)
-    .option('--forward <url>', 'base URL of the downstream OTLP/HTTP endpoint; spans go to URL/v1/traces', DEFAULT_FORWARD_URL)
+    .option('--port <port>', 'port for OTLP/HTTP (POST /v1/traces, GET /healthz, GET /livez) and OTLP/gRPC', positiveInt('--port', 65535), DEFAULT_SERVE_PORT)
+    .option('--forward <url>', `base URL of the downstream OTLP/HTTP endpoint; spans go to URL/v1/traces (default ${DEFAULT_FORWARD_URL})`)
     .addOption(new Option('--forward-protocol <protocol>', 'encoding towards the downstream').choices(['http/protobuf', 'http/json']).default('http/protobuf'))
-    .option('--trace-wait <ms>', 'a trace whose local root never arrives is complete after this long without a new span', positiveInt('--trace-wait', 86_400_000), DEFAULT_TRACE_WAIT_MS)
+    .addOption(limitOption(LIMITS.traceWait))
     .option('--config <file>', 'loopwatch configuration (YAML or JSON), the same as for the processor and scan')
-    .action(async (flags: ServeFlags) => setExit(await runServe(flags, io, version)));
+    .option('--spool <dir>', 'keep accepted spans on disk until forwarded: they survive a kill and a restart (LOOPWATCH_SERVE_SPOOL_DIR)')
+    .addOption(new Option('--log-format <format>', 'stderr lines: human, or one JSON object per line (LOOPWATCH_SERVE_LOG_FORMAT)').choices([...LOG_FORMATS]))
+    .option('--tls-cert <file>', 'PEM certificate chain: the port speaks TLS (LOOPWATCH_SERVE_TLS_CERT)')
+    .option('--tls-key <file>', 'PEM private key of --tls-cert (LOOPWATCH_SERVE_TLS_KEY)')
+    .option('--bearer-token-file <file>', 'requests must carry "Authorization: Bearer <the file\'s content>" (LOOPWATCH_SERVE_BEARER_TOKEN holds the token itself)')
+    .option('--require-header <header>', 'requests must carry this header, as "name: value" (LOOPWATCH_SERVE_REQUIRE_HEADER)');
+  for (const [name, spec] of Object.entries(LIMITS) as [LimitName, LimitSpec][]) if (name !== 'traceWait') command.addOption(limitOption(spec));
+  command.action(async (flags: ServeFlags) => setExit(await runServe(flags, io, version)));
 }
 
 async function runServe(flags: ServeFlags, io: CliIo, version: string): Promise<number> {
-  const say = (text: string): void => void io.stderr.write(`loopwatch serve: ${text}\n`);
+  const env = io.env;
+  const logFormat = (flags.logFormat ?? env.LOOPWATCH_SERVE_LOG_FORMAT ?? 'human') as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) return usage(io, `LOOPWATCH_SERVE_LOG_FORMAT must be human or json, got ${JSON.stringify(logFormat)}`);
+  const log = new ServeLog(logFormat, (line) => void io.stderr.write(`${line}\n`));
+  const say = (text: string): void => log.log('info', text);
   let config: LoopwatchConfig = {};
   if (flags.config) {
     try {
       config = await loadConfigFile(flags.config);
       new LoopEngine(config);
     } catch (e) {
-      if (e instanceof ConfigFileError || e instanceof ConfigError) {
-        say(`bad configuration\n${e.message}`);
-        return EXIT_USAGE;
-      }
+      if (e instanceof ConfigFileError || e instanceof ConfigError) return usage(io, `bad configuration\n${e.message}`);
       throw e;
     }
   }
+  const forward = flags.forward ?? DEFAULT_FORWARD_URL;
   try {
-    new URL(flags.forward);
+    new URL(forward);
   } catch {
-    say(`--forward must be a URL such as http://127.0.0.1:4318, got ${JSON.stringify(flags.forward)}`);
-    return EXIT_USAGE;
+    return usage(io, `--forward must be a URL such as http://127.0.0.1:4318, got ${JSON.stringify(forward)}`);
+  }
+  let limits;
+  let security: { tls?: { cert: Buffer; key: Buffer }; credentials: Credentials; forwardHeaders: Record<string, string> };
+  try {
+    limits = resolveLimits(flags, env);
+    security = securityOf(flags, env);
+  } catch (e) {
+    return usage(io, e instanceof Error ? e.message : String(e));
+  }
+  for (const name of REPLACED_ENV) {
+    if (env[name]) log.log('warn', `${name} is no longer read: memory is bounded in bytes by ${LIMITS.maxMemory.flag} (${LIMITS.maxMemory.env}), now ${formatLimit('bytes', limits.maxMemory)}`);
   }
   const encoding: OtlpEncoding = flags.forwardProtocol === 'http/json' ? 'json' : 'protobuf';
-  const env = io.env;
-  const telemetry = telemetryProviders(env, flags.forward, encoding, version);
+  const telemetry = telemetryProviders(env, forward, encoding, version);
+  const spoolDir = flags.spool ?? (env.LOOPWATCH_SERVE_SPOOL_DIR || undefined);
   const server = new LoopwatchServer({
     host: flags.host,
     port: flags.port,
-    forward: flags.forward,
+    forward,
     forwardProtocol: encoding,
-    traceWaitMs: flags.traceWait,
-    ...optionalInt(env, 'LOOPWATCH_SERVE_QUIET_AFTER_ROOT_MS', 'quietAfterRootMs'),
-    ...optionalInt(env, 'LOOPWATCH_SERVE_MAX_HELD_SPANS', 'maxHeldSpans'),
-    ...optionalInt(env, 'LOOPWATCH_SERVE_MAX_QUEUED_SPANS', 'maxQueuedSpans'),
-    ...optionalInt(env, 'LOOPWATCH_SERVE_FORWARD_MAX_ELAPSED_MS', 'forwardMaxElapsedMs'),
+    forwardHeaders: security.forwardHeaders,
+    limits,
     config,
     version,
+    ...(spoolDir !== undefined ? { spoolDir } : {}),
+    ...(security.tls ? { tls: security.tls } : {}),
+    credentials: security.credentials,
     ...(telemetry.meterProvider ? { meterProvider: telemetry.meterProvider } : {}),
     ...(telemetry.loggerProvider ? { loggerProvider: telemetry.loggerProvider } : {}),
-    log: (level, message) => say(`${level}: ${message}`),
+    log: (level, message) => log.log(level, message),
+    onDetection: (d) => log.detection(d),
   });
   let address;
   try {
     address = await server.listen();
   } catch (e) {
-    say(`cannot listen on ${flags.host}:${flags.port}: ${e instanceof Error ? e.message : String(e)}`);
+    log.log('error', `cannot listen on ${flags.host}:${flags.port}${spoolDir ? ` or open the spool ${spoolDir}` : ''}: ${e instanceof Error ? e.message : String(e)}`);
     await server.close(0);
     await telemetry.shutdown();
     return EXIT_USAGE;
   }
   say(
-    `listening on ${address.host}:${address.port} (OTLP/HTTP POST /v1/traces, OTLP/gRPC, GET /healthz); forwarding to ${server.forwardUrl} as ${flags.forwardProtocol}; ` +
-      `trace wait ${flags.traceWait} ms; metrics ${telemetry.describe.metrics}; log records ${telemetry.describe.logs}`,
+    `listening on ${address.host}:${address.port}${security.tls ? ' (TLS)' : ''} (OTLP/HTTP POST /v1/traces, OTLP/gRPC, GET /healthz, GET /livez)` +
+      `${security.credentials.bearerToken !== undefined || security.credentials.header ? '; credentials required' : ''}; memory ${formatLimit('bytes', limits.maxMemory)}; ` +
+      `trace wait ${limits.traceWait} ms; spool ${spoolDir ?? 'off (spans held or queued are lost if the process is killed)'}; metrics ${telemetry.describe.metrics}; log records ${telemetry.describe.logs}`,
   );
+  const probe = await server.probeForward();
+  const target = `forwarding to ${server.forwardUrl} as ${flags.forwardProtocol}${flags.forward === undefined ? ' (the default: set --forward)' : ''}`;
+  if (probe.ok) say(`${target}: it answered in ${probe.ms} ms`);
+  else log.log('warn', `${target}: it did not answer (${probe.why}); spans are held and retried until it does`);
   const signal = await new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
-  say(`${signal}: forwarding what is held, then stopping`);
-  const left = await server.close(Number(env.LOOPWATCH_SERVE_SHUTDOWN_GRACE_MS ?? 30_000));
+  say(`${signal}: no new data (503); forwarding what is held for up to ${limits.shutdownGrace} ms`);
+  const left = await server.close(limits.shutdownGrace);
   await telemetry.shutdown();
   const s = server.stats;
-  say(`stopped: ${s.receivedSpans} spans received, ${s.forwardedSpans} forwarded, ${s.droppedSpans + left} not forwarded; ${s.completedTraces} traces, ${s.toolCalls} tool calls, ${s.detections} detections`);
+  const kept = server.spool && left > 0 ? ` (kept in the spool ${server.spool.dir} for the next start)` : '';
+  log.log(
+    left > 0 || s.droppedSpans > 0 ? 'error' : 'info',
+    `stopped: ${s.receivedSpans} spans received, ${s.forwardedSpans} forwarded, ${s.droppedSpans + left} not forwarded${kept}; ${s.completedTraces} traces, ${s.toolCalls} tool calls, ${s.detections} detections`,
+    { receivedSpans: s.receivedSpans, forwardedSpans: s.forwardedSpans, notForwarded: s.droppedSpans + left },
+  );
   return left > 0 ? EXIT_UNFORWARDED : EXIT_CLEAN;
 }
 
-function optionalInt<K extends string>(env: CliIo['env'], name: string, key: K): Partial<Record<K, number>> {
-  const v = env[name];
-  if (v === undefined || v === '') return {};
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number, got ${JSON.stringify(v)}`);
-  return { [key]: n } as Partial<Record<K, number>>;
+function usage(io: CliIo, message: string): number {
+  io.stderr.write(`loopwatch serve: ${message}\n`);
+  return EXIT_USAGE;
+}
+
+/** TLS files, the credentials asked of clients, and the headers sent to the downstream. */
+function securityOf(flags: ServeFlags, env: CliIo['env']) {
+  const certFile = flags.tlsCert ?? (env.LOOPWATCH_SERVE_TLS_CERT || undefined);
+  const keyFile = flags.tlsKey ?? (env.LOOPWATCH_SERVE_TLS_KEY || undefined);
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new Error('--tls-cert and --tls-key go together');
+  const read = (file: string, what: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      throw new Error(`cannot read the ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    }
+  };
+  const tls = certFile !== undefined && keyFile !== undefined ? { cert: read(certFile, '--tls-cert'), key: read(keyFile, '--tls-key') } : undefined;
+  const token = flags.bearerTokenFile !== undefined ? read(flags.bearerTokenFile, '--bearer-token-file').toString('utf8').trim() : env.LOOPWATCH_SERVE_BEARER_TOKEN || undefined;
+  if (token !== undefined && !/^\S+$/.test(token)) throw new Error('the bearer token must be one word without spaces');
+  const headerText = flags.requireHeader ?? (env.LOOPWATCH_SERVE_REQUIRE_HEADER || undefined);
+  const header = headerText !== undefined ? parseHeader(headerText, '--require-header') : undefined;
+  return {
+    ...(tls ? { tls } : {}),
+    credentials: { ...(token !== undefined ? { bearerToken: token } : {}), ...(header ? { header } : {}) },
+    forwardHeaders: otlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS),
+  };
+}
+
+/** OTEL_EXPORTER_OTLP_HEADERS: `key=value,key2=value2`, values percent-decoded (the OTLP exporter specification). */
+function otlpHeaders(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (text ?? '').split(',')) {
+    const i = part.indexOf('=');
+    if (i <= 0) continue;
+    out[part.slice(0, i).trim().toLowerCase()] = decodeURIComponent(part.slice(i + 1).trim());
+  }
+  return out;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
 } from '../formats/protobuf/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
 import type { Resource } from '../formats/protobuf/gen/opentelemetry/proto/resource/v1/resource_pb.js';
 import type { ResourceSpans, ScopeSpans, Span } from '../formats/protobuf/gen/opentelemetry/proto/trace/v1/trace_pb.js';
+import type { SpoolSegment } from './spool.js';
 
 /** The resource and scope a span arrived under, without the request's other spans. */
 export interface SpanOrigin {
@@ -19,6 +20,10 @@ export interface SpanOrigin {
 export interface HeldSpan {
   readonly span: Span;
   readonly origin: SpanOrigin;
+  /** What it holds in memory (estimated: `spanBytes`, plus its share of the resource and scope). */
+  readonly bytes: number;
+  /** With a spool: the file it was written to, which is kept until the span is forwarded. */
+  readonly spooled: SpoolSegment | undefined;
 }
 
 /** One origin per scope of a request: every span of that scope shares it. */

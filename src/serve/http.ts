@@ -1,110 +1,104 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { promisify } from 'node:util';
-import { gunzip, inflate } from 'node:zlib';
-import { CONTENT_TYPE, decodeTraceRequest, encodeStatus, encodeTraceResponse, encodingOf, OtlpDecodeError, type OtlpEncoding } from '../formats/protobuf/codec.js';
-import type { ExportTraceServiceRequest } from '../formats/protobuf/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
-import type { IngestResult } from './pipeline.js';
-
-const gunzipAsync = promisify(gunzip);
-const inflateAsync = promisify(inflate);
-
-/** What the HTTP and gRPC front ends ask of the server. */
-export interface Intake {
-  /** Refusal (status, seconds to wait) when the server cannot take data now; undefined when it can. */
-  refusal(): { readonly status: 429 | 503; readonly retryAfterSeconds: number; readonly why: string } | undefined;
-  ingest(request: ExportTraceServiceRequest): IngestResult;
-  /** The /healthz answer. */
-  health(): { readonly ok: boolean; readonly body: unknown };
-  /** Largest request body, compressed and after decompression (bytes). */
-  readonly maxBodyBytes: number;
-}
+import { CONTENT_TYPE, encodeStatus, encodeTraceResponse, encodingOf, OtlpDecodeError, type OtlpEncoding } from '../formats/protobuf/codec.js';
+import { BodyReservation, BodyTooLarge, CorruptBody, decompress, OverBudget, publicMessage, readBody, SpoolWriteError, type ContentCoding, type Intake } from './receive.js';
 
 export const TRACES_PATH = '/v1/traces';
+/** Readiness: 200 while serve takes data (the contract). */
 export const HEALTH_PATH = '/healthz';
-
-class BodyTooLarge extends Error {}
+/** Liveness: 200 while the process answers, full or not. */
+export const LIVE_PATH = '/livez';
 
 /**
  * OTLP/HTTP as the spec words it: POST /v1/traces with a protobuf or JSON body (gzip or deflate
  * allowed), answered in the request's encoding with an ExportTraceServiceResponse (partial
- * success when spans were rejected), 400 with a google.rpc.Status for bad data, 413 past the
- * size limit, 429/503 with Retry-After while the server's buffer is full.
+ * success when spans were rejected), 400 with a google.rpc.Status for bad data, 401 without the
+ * credentials asked for, 413 past the size limit, 429 with Retry-After while memory (or the
+ * spool) is full, 503 with Retry-After while shutting down. Every request gets an answer.
  */
 export function handleHttp(intake: Intake, req: IncomingMessage, res: ServerResponse): void {
   void handle(intake, req, res).catch((e: unknown) => {
     // nothing above should throw; if it does, the client gets a retryable 503 and the server lives on
-    if (!res.headersSent) reply(res, 503, 'json', encodeStatus('json', `internal error: ${e instanceof Error ? e.message : String(e)}`));
+    if (!res.headersSent && !res.destroyed) reply(res, 503, 'json', encodeStatus('json', `internal error: ${publicMessage(e instanceof Error ? e.message : String(e))}`));
     else res.destroy();
   });
 }
 
 async function handle(intake: Intake, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (req.url ?? '/').split('?', 1)[0];
-  if (path === HEALTH_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+  if ((path === HEALTH_PATH || path === LIVE_PATH) && (req.method === 'GET' || req.method === 'HEAD')) {
     const { ok, body } = intake.health();
+    const status = path === LIVE_PATH || ok ? 200 : 503;
     req.resume();
-    res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });
+    res.writeHead(status, { 'content-type': 'application/json' });
     res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body));
     return;
   }
-  if (path !== TRACES_PATH) return plain(req, res, 404, `not found: loopwatch serve takes POST ${TRACES_PATH} (OTLP/HTTP) and GET ${HEALTH_PATH}`);
+  if (path !== TRACES_PATH) return plain(req, res, 404, `not found: loopwatch serve takes POST ${TRACES_PATH} (OTLP/HTTP), GET ${HEALTH_PATH} and GET ${LIVE_PATH}`);
   if (req.method !== 'POST') {
     res.setHeader('allow', 'POST');
     return plain(req, res, 405, `${TRACES_PATH} takes POST`);
   }
   const encoding = encodingOf(req.headers['content-type']);
-  if (encoding === undefined) {
-    return fail(req, res, 415, 'json', `unsupported Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')}: send application/x-protobuf or application/json`);
+  if (encoding === undefined) return fail(req, res, 415, 'json', 'unsupported Content-Type: send application/x-protobuf or application/json');
+  if (!intake.authorized((name) => headerOf(req, name))) {
+    res.setHeader('www-authenticate', 'Bearer');
+    return fail(req, res, 401, encoding, 'missing or wrong credentials');
   }
   const refusal = intake.refusal();
   if (refusal) {
     res.setHeader('retry-after', String(refusal.retryAfterSeconds));
     return fail(req, res, refusal.status, encoding, refusal.why);
   }
-  const contentEncoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
-  if (contentEncoding !== 'identity' && contentEncoding !== 'gzip' && contentEncoding !== 'deflate') {
-    return fail(req, res, 415, encoding, `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: send gzip, deflate or none`);
-  }
+  const coding = contentCoding(req.headers['content-encoding']);
+  if (coding === undefined) return fail(req, res, 415, encoding, 'unsupported Content-Encoding: send gzip, deflate or none');
   const limit = intake.maxBodyBytes;
   if (Number(req.headers['content-length'] ?? 0) > limit) return tooLarge(req, res, encoding, limit);
-  let body: Buffer;
+  const reservation = new BodyReservation(intake.budget);
   try {
-    body = await readBody(req, limit);
-    if (contentEncoding === 'gzip') body = await gunzipAsync(body, { maxOutputLength: limit });
-    else if (contentEncoding === 'deflate') body = await inflateAsync(body, { maxOutputLength: limit });
-  } catch (e) {
-    if (e instanceof BodyTooLarge || (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return tooLarge(req, res, encoding, limit);
-    if (req.destroyed) return;
-    return fail(req, res, 400, encoding, `could not read the ${contentEncoding} body: ${e instanceof Error ? e.message : String(e)}`);
+    let body: Buffer;
+    try {
+      body = await decompress(await readBody(req, limit, reservation, intake.budget), coding, limit, reservation);
+    } catch (e) {
+      if (e instanceof BodyTooLarge) return tooLarge(req, res, encoding, limit);
+      if (e instanceof OverBudget) return busy(req, res, encoding, intake);
+      if (e instanceof CorruptBody) return fail(req, res, 400, encoding, e.message);
+      // the client went away, or the request timed out (Node answered 408)
+      if (!res.headersSent && !res.destroyed) res.destroy();
+      return;
+    }
+    let result;
+    try {
+      result = await intake.accept(body, encoding);
+    } catch (e) {
+      if (e instanceof OtlpDecodeError) return fail(req, res, 400, encoding, publicMessage(e.message));
+      if (e instanceof SpoolWriteError) {
+        res.setHeader('retry-after', '5');
+        return fail(req, res, 503, encoding, e.message);
+      }
+      throw e;
+    }
+    reply(res, 200, encoding, encodeTraceResponse(encoding, result.rejected, result.message));
+  } finally {
+    reservation.release();
   }
-  let request: ExportTraceServiceRequest;
-  try {
-    request = decodeTraceRequest(body, encoding);
-  } catch (e) {
-    if (e instanceof OtlpDecodeError) return fail(req, res, 400, encoding, e.message);
-    throw e;
-  }
-  const result = intake.ingest(request);
-  reply(res, 200, encoding, encodeTraceResponse(encoding, result.rejected, result.message));
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new BodyTooLarge());
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
-    req.on('error', reject);
-  });
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function contentCoding(header: string | undefined): ContentCoding | undefined {
+  const v = (header ?? 'identity').toLowerCase().trim();
+  return v === 'identity' || v === 'gzip' || v === 'deflate' ? v : v === '' ? 'identity' : undefined;
+}
+
+function busy(req: IncomingMessage, res: ServerResponse, encoding: OtlpEncoding, intake: Intake): void {
+  const refusal = intake.refusal();
+  res.setHeader('retry-after', String(refusal?.retryAfterSeconds ?? 1));
+  // the rest of the body is not read: the connection cannot carry another request
+  res.setHeader('connection', 'close');
+  fail(req, res, refusal?.status ?? 429, encoding, refusal?.why ?? 'memory is full: retry later');
 }
 
 function tooLarge(req: IncomingMessage, res: ServerResponse, encoding: OtlpEncoding, limit: number): void {
@@ -118,6 +112,7 @@ function fail(req: IncomingMessage, res: ServerResponse, status: number, encodin
 }
 
 function reply(res: ServerResponse, status: number, encoding: OtlpEncoding, body: Uint8Array): void {
+  if (res.headersSent || res.destroyed) return;
   res.writeHead(status, { 'content-type': CONTENT_TYPE[encoding], 'content-length': body.byteLength });
   res.end(body);
 }

@@ -7,6 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../e2e/support/ports.js';
 import { FakeDownstream } from '../serve/downstream.js';
 import { agentTrace, tracesData } from '../support/otlp.js';
+import { LIMITS } from '../../src/serve/limits.js';
 
 const root = join(import.meta.dirname, '../..');
 const bin = join(root, 'packages/cli/dist/cli.js');
@@ -21,11 +22,16 @@ afterEach(async () => {
 });
 
 describe('loopwatch serve (the CLI)', () => {
-  it('offers exactly the contract flags', () => {
+  it('offers the contract flags first, then every limit as a flag and an environment variable', () => {
     const help = spawnSync(process.execPath, [bin, 'serve', '--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);
     const flags = [...help.stdout.matchAll(/^\s+(--[a-z-]+)/gm)].map((m) => m[1]);
-    expect(flags).toEqual(['--host', '--port', '--forward', '--forward-protocol', '--trace-wait', '--config']);
+    expect(flags.slice(0, 6)).toEqual(['--host', '--port', '--forward', '--forward-protocol', '--trace-wait', '--config']);
+    for (const spec of Object.values(LIMITS)) {
+      expect(flags).toContain(spec.flag);
+      expect(help.stdout.replace(/\s+/g, ' ')).toContain(spec.env);
+    }
+    for (const flag of ['--spool', '--log-format', '--tls-cert', '--tls-key', '--bearer-token-file', '--require-header']) expect(flags).toContain(flag);
     expect(help.stdout).toContain('127.0.0.1');
     expect(help.stdout).toContain('4319');
     expect(help.stdout).toContain('http/protobuf');
@@ -35,9 +41,19 @@ describe('loopwatch serve (the CLI)', () => {
     const cases: [string[], RegExp][] = [
       [['--forward-protocol', 'grpc'], /--forward-protocol/],
       [['--port', '70000'], /--port must be a whole number from 1 to 65535/],
-      [['--trace-wait', 'soon'], /--trace-wait must be a whole number/],
+      [['--trace-wait', 'soon'], /--trace-wait must be a duration/],
       [['--forward', 'not a url'], /--forward must be a URL/],
+      [['--max-memory', '12'], /--max-memory must be a size such as 256MiB from 16MiB/],
+      [['--tls-cert', 'cert.pem'], /--tls-cert and --tls-key go together/],
     ];
+    const envCases: [Record<string, string>, RegExp][] = [
+      [{ LOOPWATCH_SERVE_MAX_MEMORY: 'lots' }, /LOOPWATCH_SERVE_MAX_MEMORY must be a size/],
+    ];
+    for (const [env, message] of envCases) {
+      const res = spawnSync(process.execPath, [bin, 'serve'], { encoding: 'utf8', timeout: 10_000, env: { ...process.env, ...env } });
+      expect(res.status, JSON.stringify(env)).toBe(2);
+      expect(res.stderr).toMatch(message);
+    }
     for (const [args, message] of cases) {
       const res = spawnSync(process.execPath, [bin, 'serve', ...args], { encoding: 'utf8', timeout: 10_000 });
       expect(res.status, args.join(' ')).toBe(2);

@@ -103,7 +103,7 @@ describe('loop-spend counters', () => {
     const { meterProvider, read } = metricsHarness();
     const down = await new FakeDownstream().start();
     const config = parse(readFileSync(join(import.meta.dirname, '../fixtures/otlp/loop-cost.prices.yaml'), 'utf8')) as object;
-    const server = new LoopwatchServer({ port: 0, forward: down.url, quietAfterRootMs: 20, meterProvider, config, log: () => undefined });
+    const server = new LoopwatchServer({ port: 0, forward: down.url, limits: { quietAfterRoot: 20 }, meterProvider, config, log: () => undefined });
     const { port } = await server.listen();
     const t = loopCostTraces();
     for (const batch of batches(interleave(t.supportLoop, t.docsLoop, t.triageCycle, t.refundFailures, t.billingHonest), 9)) {

@@ -24,7 +24,14 @@ export class FakeDownstream {
   /** Status to answer with; 200 by default. */
   status = 200;
   retryAfter: string | undefined;
+  /** Answers a trace request this long after it arrived (a slow downstream). */
+  delayMs = 0;
+  /** Takes trace requests and never answers them. */
+  hang = false;
+  /** Headers of every request, in order. */
+  readonly headers: Record<string, string | string[] | undefined>[] = [];
   private server: Server | undefined;
+  private port = 0;
   url = '';
 
   async start(): Promise<this> {
@@ -32,24 +39,33 @@ export class FakeDownstream {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const status = req.url === '/v1/traces' ? this.status : 200;
-        this.requests.push({ path: req.url ?? '', contentType: req.headers['content-type'], status });
-        if (status === 200 && req.url === '/v1/traces') this.record(Buffer.concat(chunks), req.headers['content-type']);
-        res.writeHead(status, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf', ...(status !== 200 && this.retryAfter ? { 'retry-after': this.retryAfter } : {}) });
-        res.end();
+        this.headers.push(req.headers);
+        if (this.hang && req.url === '/v1/traces') return;
+        const answer = (): void => {
+          const status = req.url === '/v1/traces' ? this.status : 200;
+          this.requests.push({ path: req.url ?? '', contentType: req.headers['content-type'], status });
+          if (status === 200 && req.url === '/v1/traces') this.record(Buffer.concat(chunks), req.headers['content-type']);
+          res.writeHead(status, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf', ...(status !== 200 && this.retryAfter ? { 'retry-after': this.retryAfter } : {}) });
+          res.end();
+        };
+        if (this.delayMs > 0 && req.url === '/v1/traces') setTimeout(answer, this.delayMs);
+        else answer();
       });
     });
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.server?.listen(this.port, '127.0.0.1', resolve));
     const address = this.server.address();
     if (!address || typeof address !== 'object') throw new Error('no address');
+    this.port = address.port;
     this.url = `http://127.0.0.1:${address.port}`;
     return this;
   }
 
+  /** Nothing listens any more (connections refused) until `start()` again on the same port. */
   stop(): Promise<void> {
     return new Promise((resolve) => {
-      this.server?.closeAllConnections();
-      this.server?.close(() => resolve());
+      if (!this.server?.listening) return resolve();
+      this.server.closeAllConnections();
+      this.server.close(() => resolve());
     });
   }
 

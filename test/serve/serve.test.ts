@@ -29,11 +29,10 @@ async function start(options: Partial<ServeOptions> = {}, down?: FakeDownstream)
   const server = new LoopwatchServer({
     port: 0,
     forward: downstream.url,
-    traceWaitMs: 2_000,
-    quietAfterRootMs: 50,
     log: () => undefined,
     onTrace: (t) => detections.push(...t.detections),
     ...options,
+    limits: { traceWait: 2_000, quietAfterRoot: 50, ...options.limits },
   });
   const { port } = await server.listen();
   running.push({ server, down: downstream });
@@ -159,7 +158,7 @@ describe('loopwatch serve: OTLP/HTTP in, annotated spans out', () => {
   });
 
   it('answers as the OTLP/HTTP spec says: 400 with a Status for bad data, 415, 413, 405, 404, partial success for spans without valid ids', async () => {
-    const { base } = await start({ maxBodyBytes: 64 * 1024 });
+    const { base } = await start({ limits: { maxBody: 64 * 1024 } });
     const bad = await post(base, new Uint8Array([0x0a, 0xff, 0xff, 0xff]), { 'content-type': 'application/x-protobuf' });
     expect(bad.status).toBe(400);
     expect(bad.headers.get('content-type')).toBe('application/x-protobuf');
@@ -180,7 +179,7 @@ describe('loopwatch serve: OTLP/HTTP in, annotated spans out', () => {
     expect(res.status).toBe(200);
     const partial = fromBinary(ExportTraceServiceResponseSchema, new Uint8Array(await res.arrayBuffer())).partialSuccess;
     expect(partial?.rejectedSpans).toBe(1n);
-    expect(partial?.errorMessage).toMatch(/16-byte trace id/);
+    expect(partial?.errorMessage).toMatch(/without a valid trace id/);
     const resJson = await post(base, json([broken]), { 'content-type': 'application/json' });
     const partialJson = fromJson(ExportTraceServiceResponseSchema, (await resJson.json()) as JsonValue).partialSuccess;
     expect(partialJson?.rejectedSpans).toBe(1n);
@@ -188,11 +187,12 @@ describe('loopwatch serve: OTLP/HTTP in, annotated spans out', () => {
     expect((await post(base, '{}', { 'content-type': 'application/json' })).status).toBe(200);
   });
 
-  it('holds spans while the downstream is down (retrying), refuses with 429/503 + Retry-After when full, then delivers each span exactly once', async () => {
+  it('holds spans while the downstream is down (retrying), refuses with 429 + Retry-After when memory is full, then delivers each span exactly once', async () => {
     const down = await new FakeDownstream().start();
     down.status = 503;
     down.retryAfter = '1';
-    const { base, server } = await start({ maxQueuedSpans: 20, quietAfterRootMs: 10 }, down);
+    // room for about two of these 11-span traces
+    const { base, server } = await start({ limits: { maxMemory: 2 * 11 * 1_000, quietAfterRoot: 10 } }, down);
     const sent: OtlpSpan[] = [];
     const send = async (label: string): Promise<Response> => {
       const spans = honestSpans(label);
@@ -200,17 +200,14 @@ describe('loopwatch serve: OTLP/HTTP in, annotated spans out', () => {
       if (res.status === 200) sent.push(...spans);
       return res;
     };
-    // two traces of 11 spans fill the 20-span buffer before the downstream was even tried: 429
+    // two traces of 11 spans fill the memory before the downstream answered: 429
     expect((await send('outage-0')).status).toBe(200);
     expect((await send('outage-1')).status).toBe(200);
-    await until(() => server.stats.queuedSpans >= 20, 'traces completed into the forward queue');
-    const busy = await send('outage-2');
-    expect(busy.status).toBe(429);
-    expect(Number(busy.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    // once the downstream has failed, the same refusal says it is the downstream: 503
+    await until(() => server.budget.full, 'memory full');
+    // once the downstream has failed, the refusal says it is the downstream
     await until(() => down.requests.some((r) => r.status === 503), 'a failed forward');
     const refused = await send('outage-3');
-    expect(refused.status).toBe(503);
+    expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(refused.headers.get('content-type')).toBe('application/json');
     expect(((await refused.json()) as { message: string }).message).toMatch(/downstream/);
@@ -226,7 +223,7 @@ describe('loopwatch serve: OTLP/HTTP in, annotated spans out', () => {
   });
 
   it('on close, evaluates and forwards the traces it still holds', async () => {
-    const { server, down } = await start({ traceWaitMs: 60_000 });
+    const { server, down } = await start({ limits: { traceWait: 60_000 } });
     // no root: would be held for a minute
     const spans = loopSpans('held', 'p', 5).slice(0, -1);
     expect((await post(`http://127.0.0.1:${server.address?.port}`, json(spans), { 'content-type': 'application/json' })).status).toBe(200);
