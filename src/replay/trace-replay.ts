@@ -156,7 +156,7 @@ export interface ReplayOptions<P = unknown> {
   readonly maxHeldBytes?: number;
   /** Bytes one open trace may hold: past it, the trace is evaluated as it is (`cut`) and its later spans continue it. */
   readonly maxTraceBytes?: number;
-  /** Bytes of remembered traces (see `retainTraces`): the oldest are forgotten first; one larger than an eighth of it is not kept. */
+  /** Bytes of remembered traces (see `retainTraces`): the oldest are forgotten first; one larger than half of it is not kept. */
   readonly maxRetainedBytes?: number;
   /**
    * Wall-clock completion (serve) instead of counting spans of other traces (scan): the
@@ -457,7 +457,7 @@ export class TraceReplayer<P = undefined> {
   /** Remembers a completed trace for its late spans: calls marked reported, payloads dropped. */
   private retain(trace: PendingTrace<P>, loopSpend: LoopSpend | undefined): void {
     const stateBytes = trace.stateBytes - STATE_BYTES.trace;
-    if (stateBytes + STATE_BYTES.trace > this.maxRetainedBytes / 8) {
+    if (stateBytes + STATE_BYTES.trace > this.maxRetainedBytes / 2) {
       this.forgottenTraces++;
       return;
     }

@@ -125,3 +125,70 @@ describe('trace replay on a clock (serve)', () => {
     expect(done[1]?.trace.payloads).toHaveLength(7);
   });
 });
+
+describe('trace replay bounded in bytes (serve, issue 28)', () => {
+  /** Minimal rootless one-span traces, as a flood of distinct traces sends them. */
+  const oneSpan = (i: number) => ({ traceId: i.toString(16).padStart(32, '0'), spanId: (i + 1).toString(16).padStart(16, '0'), parentSpanId: 'ffffffffffffffff', name: 's', attributes: {}, status: { code: 0 }, startTime: 0, endTime: 1, service: undefined });
+
+  /** Milliseconds to add `n` one-span traces to a replayer that holds `held` of them (the rest are completed early). */
+  function evictionMs(held: number, n: number): number {
+    const r = new TraceReplayer<number>({ engine: new LoopEngine(), adapters: defaultAdapters, clock: () => 0, maxHeldSpans: held, onTrace: () => undefined });
+    for (let i = 0; i < held; i++) r.add(oneSpan(i), i);
+    const t0 = performance.now();
+    for (let i = held; i < held + n; i++) r.add(oneSpan(i), i);
+    return performance.now() - t0;
+  }
+
+  it('evicting the least recently active trace costs the same however many traces are held (the 320 000-trace request stalled for seconds)', () => {
+    evictionMs(500, 10_000); // warm-up
+    const few = Math.min(evictionMs(500, 10_000), evictionMs(500, 10_000));
+    const many = evictionMs(100_000, 10_000);
+    // a Map walked from its front (the old way) makes this ratio grow with the held traces
+    expect(many / few).toBeLessThan(5);
+  });
+
+  it('holds at most maxHeldBytes, cuts a trace past maxTraceBytes (its later spans continue it), and bounds what it remembers', () => {
+    const done: { reason: string; spans: number; continued: boolean }[] = [];
+    const r = new TraceReplayer<number>({
+      engine: new LoopEngine(),
+      adapters: defaultAdapters,
+      clock: () => 0,
+      weigh: (bytes) => bytes,
+      maxHeldBytes: 200_000,
+      maxTraceBytes: 50_000,
+      maxRetainedBytes: 120_000,
+      retainTraces: 1_000,
+      onTrace: (t, reason) => done.push({ reason, spans: t.payloads.length, continued: t.continued }),
+    });
+    // one trace that never ends: 300 spans of 1 KB
+    const growing = (k: number) => ({ ...oneSpan(7), spanId: (k + 1).toString(16).padStart(16, '0') });
+    let maxHeld = 0;
+    for (let k = 0; k < 300; k++) {
+      r.add(growing(k), 1_000);
+      maxHeld = Math.max(maxHeld, r.heldBytes);
+    }
+    const cuts = done.filter((d) => d.reason === 'cut');
+    expect(cuts.length).toBeGreaterThanOrEqual(5);
+    expect(cuts.slice(1).every((d) => d.continued)).toBe(true);
+    expect(maxHeld).toBeLessThanOrEqual(50_000 + 1_000 + 1_000);
+    // many traces: the held ones stay under their bound, the remembered ones under theirs
+    for (let i = 100; i < 2_100; i++) {
+      r.add(oneSpan(i), 500);
+      maxHeld = Math.max(maxHeld, r.heldBytes);
+    }
+    expect(maxHeld).toBeLessThanOrEqual(200_000 + 2_000);
+    expect(done.some((d) => d.reason === 'bound')).toBe(true);
+    expect(r.retainedBytes).toBeLessThanOrEqual(120_000);
+    expect(r.retainedBytes).toBeGreaterThan(0);
+    r.finish();
+    expect(r.heldBytes).toBe(0);
+  });
+
+  it('forgets a completed trace whose state alone is over half of maxRetainedBytes (a huge trace is not kept for its late spans)', () => {
+    const r = new TraceReplayer<number>({ engine: new LoopEngine(), adapters: defaultAdapters, clock: () => 0, weigh: () => 0, maxRetainedBytes: 80_000, retainTraces: 1_000, onTrace: () => undefined });
+    for (let k = 0; k < 500; k++) r.add({ ...oneSpan(9), spanId: (k + 1).toString(16).padStart(16, '0') }, 0);
+    r.finish();
+    expect(r.forgottenTraces).toBe(1);
+    expect(r.retainedBytes).toBe(0);
+  });
+});
