@@ -112,7 +112,15 @@ async function walk(root: string, addFile: (f: InputFile, st: Stats | undefined)
         continue;
       }
       if (e.isFile() && INPUT_EXTENSIONS.test(e.name)) {
-        const st = await stat(full);
+        let st: Stats;
+        try {
+          st = await stat(full);
+        } catch (err) {
+          // gone since the folder was listed (a log rotated away): no longer part of the folder
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+          addFile({ name: full, path: full, size: undefined, problem: `cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})` }, undefined);
+          continue;
+        }
         addFile({ name: full, path: full, size: st.size }, st);
       }
     }

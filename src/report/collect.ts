@@ -32,6 +32,7 @@ export interface TemplateTotals {
   tracesWithLoops: number;
   toolCalls: number;
   detections: number;
+  /** Critical stops: runs with a critical detection of this template (a run counts once, however many it had). */
   criticals: number;
 }
 
@@ -45,6 +46,8 @@ export interface ReportData {
   readonly traces: number;
   readonly toolCalls: number;
   readonly tracesWithLoops: number;
+  /** Critical stops: runs with at least one critical detection (that were, or should have been, stopped). */
+  readonly tracesStopped: number;
   /** What loops cost, per prompt template (that of each trace's first detection) and in total. */
   readonly costs: LoopSpendTotals;
 }
@@ -63,6 +66,7 @@ export class ReportCollector {
   private traces = 0;
   private toolCalls = 0;
   private tracesWithLoops = 0;
+  private tracesStopped = 0;
   private readonly costs = new LoopSpendTotals();
 
   constructor(private readonly keepWorst = 10) {}
@@ -82,6 +86,7 @@ export class ReportCollector {
     this.tracesWithLoops++;
     totals.tracesWithLoops++;
     const timed = trace.detections.map((detection, i) => ({ time: trace.detectionTimes[i] ?? trace.startTime, detection }));
+    const stoppedIn = new Set<TemplateTotals>();
     for (const t of timed) {
       this.detections.push(t);
       // A detection counts for its own template (a trace can switch templates mid-run).
@@ -89,8 +94,10 @@ export class ReportCollector {
       const ownTotals = this.templates.get(own) ?? { traces: 0, tracesWithLoops: 0, toolCalls: 0, detections: 0, criticals: 0 };
       this.templates.set(own, ownTotals);
       ownTotals.detections++;
-      if (t.detection.level === 'critical') ownTotals.criticals++;
+      if (t.detection.level === 'critical') stoppedIn.add(ownTotals);
     }
+    for (const totals of stoppedIn) totals.criticals++;
+    if (stoppedIn.size > 0) this.tracesStopped++;
     if (trace.loopSpend !== undefined) this.costs.add(trace.loopPrompt ?? NO_TEMPLATE, trace.loopSpend);
     const candidate: WorstTrace = {
       traceId: trace.traceId,
@@ -123,6 +130,7 @@ export class ReportCollector {
       traces: this.traces,
       toolCalls: this.toolCalls,
       tracesWithLoops: this.tracesWithLoops,
+      tracesStopped: this.tracesStopped,
       costs: this.costs,
     };
   }

@@ -78,7 +78,7 @@ ${legend(series.map((s) => ({ name: s.name, color: s.color, total: totals.get(s.
 }
 
 function kpis(data: ReportData): string {
-  const criticals = data.detections.filter((d) => d.detection.level === 'critical').length;
+  const criticals = data.tracesStopped;
   const tile = (label: string, value: string, cls: string, hint: string): string =>
     `<div class="kpi ${cls}"><div class="value">${escapeHtml(value)}</div><div class="label">${escapeHtml(label)}</div><div class="hint">${escapeHtml(hint)}</div></div>`;
   const c = data.costs.total;

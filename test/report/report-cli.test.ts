@@ -138,7 +138,9 @@ describe('ReportCollector', () => {
     expect(r.traces).toBe(5);
     expect(r.tracesWithLoops).toBe(4);
     expect(r.detections.map((d) => d.time)).toEqual([...r.detections.map((d) => d.time)].sort((x, y) => x - y));
-    expect(r.templates.get('unknown')).toMatchObject({ traces: 5, tracesWithLoops: 4, toolCalls: 24, detections: 9, criticals: 4 });
+    // critical stops are runs: 'e' had two criticals and counts once
+    expect(r.tracesStopped).toBe(3);
+    expect(r.templates.get('unknown')).toMatchObject({ traces: 5, tracesWithLoops: 4, toolCalls: 24, detections: 9, criticals: 3 });
   });
 });
 

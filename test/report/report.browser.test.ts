@@ -92,7 +92,8 @@ describe('scan --report in headless Chromium', { timeout: 60_000 }, () => {
 
   it('summarises the scan: detections, critical stops, traces with loops, loops per 100 tool calls', async () => {
     const toolCalls = traces.reduce((n, t) => n + t.calls.length, 0);
-    const criticals = detections.filter((d) => d.level === 'critical').length;
+    // critical stops are runs with a critical detection, however many they had
+    const criticals = new Set(detections.filter((d) => d.level === 'critical').map((d) => d.traceId)).size;
     const looping = new Set(detections.map((d) => d.traceId)).size;
     expect(detections.length).toBeGreaterThan(20);
     expect(await report.page.locator('.kpi .value').allInnerTexts()).toEqual([
@@ -153,7 +154,8 @@ describe('scan --report in headless Chromium', { timeout: 60_000 }, () => {
       const calls = own.reduce((n, t) => n + t.calls.length, 0);
       const loops = detections.filter((d) => (d.promptName ?? UNKNOWN) === p);
       const looping = new Set(loops.map((d) => d.traceId)).size;
-      return [p, String(own.length), String(looping), String(calls), String(loops.length), ((100 * loops.length) / calls).toFixed(1), String(loops.filter((d) => d.level === 'critical').length)];
+      const stopped = new Set(loops.filter((d) => d.level === 'critical').map((d) => d.traceId)).size;
+      return [p, String(own.length), String(looping), String(calls), String(loops.length), ((100 * loops.length) / calls).toFixed(1), String(stopped)];
     });
     expect(rows.sort()).toEqual(expected.sort());
   });
