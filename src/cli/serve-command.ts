@@ -14,6 +14,7 @@ import { ConfigError, type LoopwatchConfig } from '../detector/config/index.js';
 import { LoopEngine } from '../detector/engine.js';
 import type { OtlpEncoding } from '../formats/protobuf/codec.js';
 import { parseHeader, type Credentials } from '../serve/auth.js';
+import { ReportingExporter } from '../serve/counted.js';
 import { formatLimit, LIMITS, parseLimit, resolveLimits, type LimitName, type LimitSpec } from '../serve/limits.js';
 import { LOG_FORMATS, ServeLog, type LogFormat } from '../serve/log.js';
 import { DEFAULT_FORWARD_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT, LoopwatchServer } from '../serve/server.js';
@@ -114,7 +115,9 @@ async function runServe(flags: ServeFlags, io: CliIo, version: string): Promise<
     if (env[name]) log.log('warn', `${name} is no longer read: memory is bounded in bytes by ${LIMITS.maxMemory.flag} (${LIMITS.maxMemory.env}), now ${formatLimit('bytes', limits.maxMemory)}`);
   }
   const encoding: OtlpEncoding = flags.forwardProtocol === 'http/json' ? 'json' : 'protobuf';
-  const telemetry = telemetryProviders(env, forward, encoding, version);
+  // a spool writes counts down once their export succeeded (see CountedLedger)
+  let countsExported = (_collectedAt: number): void => undefined;
+  const telemetry = telemetryProviders(env, forward, encoding, version, (at) => countsExported(at));
   const spoolDir = flags.spool ?? (env.LOOPWATCH_SERVE_SPOOL_DIR || undefined);
   const server = new LoopwatchServer({
     host: flags.host,
@@ -128,11 +131,12 @@ async function runServe(flags: ServeFlags, io: CliIo, version: string): Promise<
     ...(spoolDir !== undefined ? { spoolDir } : {}),
     ...(security.tls ? { tls: security.tls } : {}),
     credentials: security.credentials,
-    ...(telemetry.meterProvider ? { meterProvider: telemetry.meterProvider } : {}),
+    ...(telemetry.meterProvider ? { meterProvider: telemetry.meterProvider, countsExportedLater: true } : {}),
     ...(telemetry.loggerProvider ? { loggerProvider: telemetry.loggerProvider } : {}),
     log: (level, message) => log.log(level, message),
     onDetection: (d) => log.detection(d),
   });
+  countsExported = (at) => server.countsExported(at);
   let address;
   try {
     address = await server.listen();
@@ -157,7 +161,9 @@ async function runServe(flags: ServeFlags, io: CliIo, version: string): Promise<
   });
   say(`${signal}: no new data (503); forwarding what is held for up to ${limits.shutdownGrace} ms`);
   const left = await server.close(limits.shutdownGrace);
+  // the last export writes its counts down in the spool: closed after it
   await telemetry.shutdown();
+  server.spool?.close();
   const s = server.stats;
   const kept = server.spool && left > 0 ? ` (kept in the spool ${server.spool.dir} for the next start)` : '';
   log.log(
@@ -215,7 +221,7 @@ function otlpHeaders(text: string | undefined): Record<string, string> {
  * OTEL_METRIC_EXPORT_INTERVAL, 10 s here). Counters are cumulative, so they are exact whatever
  * the collector does with batches.
  */
-function telemetryProviders(env: CliIo['env'], forward: string, encoding: OtlpEncoding, version: string) {
+function telemetryProviders(env: CliIo['env'], forward: string, encoding: OtlpEncoding, version: string, onExported: (collectedAt: number) => void) {
   const resource = resourceFromAttributes({
     [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? 'loopwatch-serve',
     [ATTR_SERVICE_VERSION]: version,
@@ -232,7 +238,7 @@ function telemetryProviders(env: CliIo['env'], forward: string, encoding: OtlpEn
         resource,
         readers: [
           new PeriodicExportingMetricReader({
-            exporter: encoding === 'json' ? new JsonMetricExporter({ url: metricsUrl }) : new ProtoMetricExporter({ url: metricsUrl }),
+            exporter: new ReportingExporter(encoding === 'json' ? new JsonMetricExporter({ url: metricsUrl }) : new ProtoMetricExporter({ url: metricsUrl }), onExported),
             exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 10_000,
           }),
         ],

@@ -35,7 +35,6 @@ export interface ForwarderOptions {
 interface Batch {
   readonly spans: HeldSpan[];
   readonly bytes: number;
-  body: Uint8Array | undefined;
   firstTry: number;
   attempts: number;
   notBefore: number;
@@ -165,7 +164,7 @@ export class Forwarder {
   private seal(): void {
     if (this.open.length === 0) return;
     const now = Date.now();
-    this.queue.push({ spans: this.open, bytes: this.openBytes, body: undefined, firstTry: now, attempts: 0, notBefore: now });
+    this.queue.push({ spans: this.open, bytes: this.openBytes, firstTry: now, attempts: 0, notBefore: now });
     this.open = [];
     this.openBytes = 0;
   }
@@ -199,14 +198,19 @@ export class Forwarder {
   private async send(batch: Batch): Promise<void> {
     this.sending++;
     let outcome: Outcome;
+    // the encoded request exists while it is sent: counted, and not kept for a retry (encoding again is cheaper than holding it)
+    let bodyBytes = 0;
     try {
-      batch.body ??= encodeTraceRequest(exportRequestOf(batch.spans), this.options.encoding);
+      const body = encodeTraceRequest(exportRequestOf(batch.spans), this.options.encoding);
+      bodyBytes = body.byteLength;
+      this.options.budget.queued += bodyBytes;
       batch.attempts++;
       const left = this.drainDeadline === undefined ? Number.POSITIVE_INFINITY : this.drainDeadline - Date.now();
-      outcome = await this.post(batch.body, Math.max(1, Math.min(this.options.timeoutMs, left)));
+      outcome = await this.post(body, Math.max(1, Math.min(this.options.timeoutMs, left)));
     } catch (e) {
       outcome = { ok: false, retry: false, why: `could not encode the batch: ${e instanceof Error ? e.message : String(e)}` };
     }
+    this.options.budget.queued -= bodyBytes;
     this.sending--;
     const n = batch.spans.length;
     if (outcome.ok) {

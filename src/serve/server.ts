@@ -19,6 +19,7 @@ import { DEFAULT_LIMITS, type ServeLimits } from './limits.js';
 import { OnePortListener } from './listener.js';
 import { ServePipeline, type IngestResult, type PipelineStats } from './pipeline.js';
 import { SpoolWriteError, type Intake, type Refusal } from './receive.js';
+import { CountedLedger } from './counted.js';
 import { ServeMetrics } from './serve-metrics.js';
 import { Spool, type SpoolReplay, type SpoolSegment, type SpoolStats } from './spool.js';
 
@@ -47,6 +48,12 @@ export interface ServeOptions {
   readonly credentials?: Credentials;
   /** Records `gen_ai.tool.loop.detections` and `gen_ai.tool.calls` through the Metrics API, and serve's own gauges. */
   readonly meterProvider?: MeterProvider;
+  /**
+   * With a spool and a meter provider: the counts are written down as counted once their export
+   * succeeded, which the caller reports through `countsExported` (see `ReportingExporter`);
+   * otherwise as soon as they are made.
+   */
+  readonly countsExportedLater?: boolean;
   /** Emits each detection as a `loop.detected` log record. */
   readonly loggerProvider?: LoopLoggerProvider;
   readonly version?: string;
@@ -75,6 +82,7 @@ export class LoopwatchServer {
   readonly pipeline: ServePipeline;
   readonly forwarder: Forwarder;
   readonly spool: Spool | undefined;
+  private readonly counted: CountedLedger | undefined;
   private readonly listener: OnePortListener;
   private readonly grpc: GrpcFront;
   private readonly authorizer: Authorizer;
@@ -98,6 +106,7 @@ export class LoopwatchServer {
     this.budget = new MemoryBudget(limits.maxMemory, () => ({ held: this.pipeline.heldBytes, retained: this.pipeline.retainedBytes }));
     this.spool = options.spoolDir !== undefined ? new Spool(options.spoolDir, limits.spoolMax, this.log) : undefined;
     const spool = this.spool;
+    this.counted = spool ? new CountedLedger(spool, options.countsExportedLater === true && options.meterProvider !== undefined) : undefined;
     this.forwarder = new Forwarder({
       url: this.forwardUrl,
       encoding: options.forwardProtocol ?? 'protobuf',
@@ -126,6 +135,7 @@ export class LoopwatchServer {
       metrics: options.meterProvider ? new LoopMetrics(options.meterProvider, version, onProblem) : undefined,
       logs: options.loggerProvider ? new LoopLogs(options.loggerProvider, version, onProblem) : undefined,
       spool,
+      counted: this.counted,
       onDetection: options.onDetection,
       onTrace: options.onTrace,
       onProblem,
@@ -172,6 +182,11 @@ export class LoopwatchServer {
   /** Whether the downstream answers an empty export request, and how fast. */
   probeForward(timeoutMs = 3_000): ReturnType<Forwarder['probe']> {
     return this.forwarder.probe(timeoutMs);
+  }
+
+  /** The metrics collected at `collectedAt` (epoch ms) were exported: their counts are written down as counted. */
+  countsExported(collectedAt: number): void {
+    this.counted?.exported(collectedAt);
   }
 
   /** Resolves once the spool's replay (if any) has handed every kept span to the pipeline. */
