@@ -14,7 +14,7 @@ import { ConfigError, type LoopwatchConfig } from '../detector/config/index.js';
 import { LoopEngine } from '../detector/engine.js';
 import type { OtlpEncoding } from '../formats/protobuf/codec.js';
 import { parseHeader, type Credentials } from '../serve/auth.js';
-import { ReportingExporter } from '../serve/counted.js';
+import { ReportingExporter } from '../serve/ledger.js';
 import { formatLimit, LIMITS, parseLimit, resolveLimits, type LimitName, type LimitSpec } from '../serve/limits.js';
 import { LOG_FORMATS, ServeLog, type LogFormat } from '../serve/log.js';
 import { DEFAULT_FORWARD_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT, LoopwatchServer } from '../serve/server.js';
@@ -115,7 +115,7 @@ async function runServe(flags: ServeFlags, io: CliIo, version: string): Promise<
     if (env[name]) log.log('warn', `${name} is no longer read: memory is bounded in bytes by ${LIMITS.maxMemory.flag} (${LIMITS.maxMemory.env}), now ${formatLimit('bytes', limits.maxMemory)}`);
   }
   const encoding: OtlpEncoding = flags.forwardProtocol === 'http/json' ? 'json' : 'protobuf';
-  // a spool writes counts down once their export succeeded (see CountedLedger)
+  // a spool writes counts down once their export succeeded (see SpoolLedger)
   let countsExported = (_collectedAt: number): void => undefined;
   const telemetry = telemetryProviders(env, forward, encoding, version, (at) => countsExported(at));
   const spoolDir = flags.spool ?? (env.LOOPWATCH_SERVE_SPOOL_DIR || undefined);
@@ -163,7 +163,7 @@ async function runServe(flags: ServeFlags, io: CliIo, version: string): Promise<
   const left = await server.close(limits.shutdownGrace);
   // the last export writes its counts down in the spool: closed after it
   await telemetry.shutdown();
-  server.spool?.close();
+  server.closeSpool();
   const s = server.stats;
   const kept = server.spool && left > 0 ? ` (kept in the spool ${server.spool.dir} for the next start)` : '';
   log.log(

@@ -15,7 +15,7 @@ import type { MemoryBudget } from './budget.js';
 import type { Forwarder } from './forwarder.js';
 import { originsOf, type HeldSpan } from './held.js';
 import { attributesBytes, spanBytes } from './span-size.js';
-import type { CountedLedger } from './counted.js';
+import type { SpoolLedger } from './ledger.js';
 import { spanKey, type Spool, type SpoolSegment } from './spool.js';
 
 export interface PipelineOptions {
@@ -38,7 +38,7 @@ export interface PipelineOptions {
   /** Where accepted spans are kept until forwarded (each span holds its file). */
   readonly spool?: Spool | undefined;
   /** With a spool: where the tool calls counted are written down, so that a replay after a restart does not count them again. */
-  readonly counted?: CountedLedger | undefined;
+  readonly ledger?: SpoolLedger | undefined;
   /** Each detection counted (the log line). */
   readonly onDetection?: ((detection: LoopDetection) => void) | undefined;
   readonly onTrace?: ((trace: ReplayedTrace<HeldSpan>, reason: CompletionReason) => void) | undefined;
@@ -216,7 +216,7 @@ export class ServePipeline {
     const before = this.countedBefore;
     const key = (spanId: string): string => Buffer.from(trace.traceId + spanId, 'hex').toString('latin1');
     const calls = before ? trace.calls.filter((c) => !before.has(key(c.spanId))) : trace.calls;
-    const { metrics, logs, counted } = this.options;
+    const { metrics, logs, ledger } = this.options;
     this.counts.toolCalls += calls.length;
     if (metrics) for (const c of calls) metrics.recordToolCall(c.toolName, c.promptName);
     trace.detections.forEach((d, i) => {
@@ -229,9 +229,9 @@ export class ServePipeline {
     // what the trace's loops cost, counted once: a continued trace adds only what is new
     const spend = spendIncrease(trace.loopSpend, trace.previousLoopSpend);
     if (metrics && spend !== undefined && calls.length === trace.calls.length) metrics.recordLoopSpend(spend, trace.loopPrompt);
-    if (counted && calls.length > 0) {
+    if (ledger && calls.length > 0) {
       const traceId = Buffer.from(trace.traceId, 'hex');
-      counted.add(calls.map((c) => ({ traceId, spanId: Buffer.from(c.spanId, 'hex') })));
+      ledger.counted(calls.map((c) => ({ traceId, spanId: Buffer.from(c.spanId, 'hex') })));
     }
   }
 }

@@ -19,7 +19,7 @@ import { DEFAULT_LIMITS, type ServeLimits } from './limits.js';
 import { OnePortListener } from './listener.js';
 import { ServePipeline, type IngestResult, type PipelineStats } from './pipeline.js';
 import { SpoolWriteError, type Intake, type Refusal } from './receive.js';
-import { CountedLedger } from './counted.js';
+import { SpoolLedger } from './ledger.js';
 import { ServeMetrics } from './serve-metrics.js';
 import { Spool, type SpoolReplay, type SpoolSegment, type SpoolStats } from './spool.js';
 
@@ -49,9 +49,10 @@ export interface ServeOptions {
   /** Records `gen_ai.tool.loop.detections` and `gen_ai.tool.calls` through the Metrics API, and serve's own gauges. */
   readonly meterProvider?: MeterProvider;
   /**
-   * With a spool and a meter provider: the counts are written down as counted once their export
-   * succeeded, which the caller reports through `countsExported` (see `ReportingExporter`);
-   * otherwise as soon as they are made.
+   * With a spool and a meter provider: counts (and forwarded spans) are written down once the
+   * metrics export holding them succeeded, which the caller reports through `countsExported`
+   * (see `ReportingExporter`) and ends with `closeSpool` after its last export; otherwise as soon
+   * as they happen (see `SpoolLedger`).
    */
   readonly countsExportedLater?: boolean;
   /** Emits each detection as a `loop.detected` log record. */
@@ -82,7 +83,8 @@ export class LoopwatchServer {
   readonly pipeline: ServePipeline;
   readonly forwarder: Forwarder;
   readonly spool: Spool | undefined;
-  private readonly counted: CountedLedger | undefined;
+  private readonly ledger: SpoolLedger | undefined;
+  private readonly countsAfterExport: boolean;
   private readonly listener: OnePortListener;
   private readonly grpc: GrpcFront;
   private readonly authorizer: Authorizer;
@@ -106,7 +108,8 @@ export class LoopwatchServer {
     this.budget = new MemoryBudget(limits.maxMemory, () => ({ held: this.pipeline.heldBytes, retained: this.pipeline.retainedBytes }));
     this.spool = options.spoolDir !== undefined ? new Spool(options.spoolDir, limits.spoolMax, this.log) : undefined;
     const spool = this.spool;
-    this.counted = spool ? new CountedLedger(spool, options.countsExportedLater === true && options.meterProvider !== undefined) : undefined;
+    this.countsAfterExport = options.countsExportedLater === true && options.meterProvider !== undefined;
+    const ledger = (this.ledger = spool ? new SpoolLedger(spool, this.countsAfterExport) : undefined);
     this.forwarder = new Forwarder({
       url: this.forwardUrl,
       encoding: options.forwardProtocol ?? 'protobuf',
@@ -115,10 +118,10 @@ export class LoopwatchServer {
       timeoutMs: limits.forwardTimeout,
       maxElapsedMs: limits.forwardRetryFor,
       log: this.log,
-      ...(spool
+      ...(ledger
         ? {
             onSettled: (spans: readonly HeldSpan[]) =>
-              spool.settled(spans.flatMap((s) => (s.spooled ? [{ traceId: s.span.traceId, spanId: s.span.spanId, segment: s.spooled }] : []))),
+              ledger.settled(spans.flatMap((s) => (s.spooled ? [{ traceId: s.span.traceId, spanId: s.span.spanId, segment: s.spooled }] : []))),
           }
         : {}),
     });
@@ -135,7 +138,7 @@ export class LoopwatchServer {
       metrics: options.meterProvider ? new LoopMetrics(options.meterProvider, version, onProblem) : undefined,
       logs: options.loggerProvider ? new LoopLogs(options.loggerProvider, version, onProblem) : undefined,
       spool,
-      counted: this.counted,
+      ledger,
       onDetection: options.onDetection,
       onTrace: options.onTrace,
       onProblem,
@@ -166,6 +169,7 @@ export class LoopwatchServer {
     const every = Math.max(10, Math.min(250, Math.floor(Math.min(limits.traceWait, limits.quietAfterRoot) / 4)));
     this.timer = setInterval(() => {
       this.pipeline.tick();
+      this.ledger?.tick();
       this.spool?.tick();
     }, every);
     this.timer.unref();
@@ -186,7 +190,13 @@ export class LoopwatchServer {
 
   /** The metrics collected at `collectedAt` (epoch ms) were exported: their counts are written down as counted. */
   countsExported(collectedAt: number): void {
-    this.counted?.exported(collectedAt);
+    this.ledger?.exported(collectedAt);
+  }
+
+  /** After the last metrics export of a shutdown: everything settled is written down and the spool closed. */
+  closeSpool(): void {
+    this.ledger?.flush();
+    this.spool?.close();
   }
 
   /** Resolves once the spool's replay (if any) has handed every kept span to the pipeline. */
@@ -226,7 +236,7 @@ export class LoopwatchServer {
     const left = await this.forwarder.drain(deadline);
     if (left > 0) this.log('error', `shut down with ${left} spans the downstream did not take${this.spool ? ` (kept in the spool ${this.spool.dir} for the next start)` : ''}`);
     this.forwarder.close();
-    this.spool?.close();
+    if (!this.countsAfterExport) this.closeSpool();
     this.grpc.destroyAll();
     await this.listener.close();
     return left;

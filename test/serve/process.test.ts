@@ -74,7 +74,11 @@ describe('loopwatch serve as a process', () => {
     const held = loopSpans('kill-held'); // its root comes after the restart: held at the kill
     for (const spans of [counted, honest, rootless(held)]) expect((await post(first.base, spans)).status).toBe(200);
     await until(() => detectionLines(first.stderr()).length === 2, 'the first trace evaluated');
-    const before = await first.stats();
+    let before = await first.stats();
+    for (let i = 0; i < 100 && before.queuedSpans !== counted.length + honest.length; i++) {
+      await sleep(50);
+      before = await first.stats();
+    }
     expect(before).toMatchObject({ detections: 2, queuedSpans: counted.length + honest.length, heldSpans: held.length - 1 });
     // one log line per detection, with the contract's attributes and never the arguments
     expect(detectionLines(first.stderr()).map((l) => [l['loop.level'], l['gen_ai.tool.name'], l.trace_id])).toEqual([

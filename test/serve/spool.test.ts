@@ -6,7 +6,7 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { CountedLedger, ReportingExporter } from '../../src/serve/counted.js';
+import { SpoolLedger, ReportingExporter } from '../../src/serve/ledger.js';
 import { Spool, spanKey, type SpooledRequest } from '../../src/serve/spool.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -104,7 +104,7 @@ describe('the spool', () => {
     const dir = mkdtempSync(join(tmpdir(), 'loopwatch-spool-'));
     const spool = new Spool(dir, 1 << 30, () => undefined);
     await all(spool.open().requests);
-    const ledger = new CountedLedger(spool, true);
+    const ledger = new SpoolLedger(spool, true);
     const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
     const exportedAt: number[] = [];
     const reader = new PeriodicExportingMetricReader({ exporter: new ReportingExporter(exporter, (at) => {
@@ -114,14 +114,14 @@ describe('the spool', () => {
     const meter = new MeterProvider({ readers: [reader] }).getMeter('t');
     const counter = meter.createCounter('c');
     counter.add(1);
-    ledger.add([ids(3)]);
+    ledger.counted([ids(3)]);
     // killed now: nothing was exported, nothing is written down
     let replay = new Spool(dir, 1 << 30, () => undefined).open();
     await all(replay.requests);
     expect(replay.counted.size).toBe(0);
     await reader.forceFlush();
     expect(exportedAt).toHaveLength(1);
-    ledger.add([ids(4)]); // counted after that export: not written yet
+    ledger.counted([ids(4)]); // counted after that export: not written yet
     replay = new Spool(dir, 1 << 30, () => undefined).open();
     await all(replay.requests);
     expect(replay.counted).toEqual(new Set([spanKey(ids(3).traceId, ids(3).spanId)]));
