@@ -72,6 +72,7 @@ export interface ServeStatsView {
   readonly queuedSpans: number;
   readonly detections: number;
   readonly toolCalls: number;
+  readonly spoolReplayedSpans?: number;
 }
 
 export interface ServeInstance {
@@ -83,14 +84,24 @@ export interface ServeInstance {
   stop(): Promise<void>;
 }
 
-/** `loopwatch serve` from the built CLI (packages/cli/dist/cli.js), waiting until /healthz answers 200. */
-export async function startServe(options: { name: string; runDir: string; forward: string; port?: number; traceWaitMs?: number; env?: Record<string, string> }): Promise<ServeInstance> {
+/** `loopwatch serve` from the built CLI (dist/cli.js), waiting until /healthz answers 200. */
+export async function startServe(options: { name: string; runDir: string; forward: string; port?: number; traceWaitMs?: number; spoolDir?: string; env?: Record<string, string> }): Promise<ServeInstance> {
   const port = options.port ?? (await freePorts(1))[0];
   if (port === undefined) throw new Error('no free port');
   const proc = startProcess({
     name: options.name,
     command: process.execPath,
-    args: [join(REPO_ROOT, 'packages', 'cli', 'dist', 'cli.js'), 'serve', '--port', String(port), '--forward', options.forward, '--trace-wait', String(options.traceWaitMs ?? 5_000)],
+    args: [
+      join(REPO_ROOT, 'dist', 'cli.js'),
+      'serve',
+      '--port',
+      String(port),
+      '--forward',
+      options.forward,
+      '--trace-wait',
+      String(options.traceWaitMs ?? 5_000),
+      ...(options.spoolDir !== undefined ? ['--spool', options.spoolDir] : []),
+    ],
     env: { ...process.env, OTEL_METRIC_EXPORT_INTERVAL: '1000', ...options.env },
     logFile: join(options.runDir, `${options.name}.log`),
   });
