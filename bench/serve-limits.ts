@@ -239,7 +239,7 @@ async function evict(quick: boolean): Promise<Figure[]> {
   serve.child.kill('SIGKILL');
   await sink.stop();
   const evicting = rounds.filter((x) => x.cut > 0);
-  const worst = evicting.reduce((a, b) => (b.ms > a.ms ? b : a), evicting[0] ?? rounds[0]!);
+  const worst = [...evicting, ...rounds].reduce((a, b) => (b.ms > a.ms && (b.cut > 0 || evicting.length === 0) ? b : a));
   return [
     {
       section: SECTION,

@@ -8,7 +8,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { Agent, createServer, request, type Server } from 'node:http';
+import { createServer, request, type Agent, type Server } from 'node:http';
 import { createServer as createNetServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

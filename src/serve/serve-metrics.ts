@@ -15,30 +15,28 @@ export const METRIC_SERVE_CONNECTIONS = 'loopwatch.serve.connections';
  * reader collects (nothing on the hot path): memory by state (reading, held, queued, retained)
  * against its limit, the spool's bytes, spans by outcome, traces cut by reason, open connections.
  */
-export class ServeMetrics {
-  constructor(meterProvider: MeterProvider, version: string, stats: () => ServeStats) {
-    const meter = meterProvider.getMeter(SCOPE_NAME, version);
-    const memory = meter.createObservableGauge(METRIC_SERVE_MEMORY, { description: 'Bytes of data loopwatch serve keeps in memory (estimated from content), by state.', unit: 'By' });
-    const limit = meter.createObservableGauge(METRIC_SERVE_MEMORY_LIMIT, { description: 'The memory limit (--max-memory): at it, new data gets 429.', unit: 'By' });
-    const spool = meter.createObservableGauge(METRIC_SERVE_SPOOL, { description: 'Bytes of the on-disk spool (--spool).', unit: 'By' });
-    const spans = meter.createObservableCounter(METRIC_SERVE_SPANS, { description: 'Spans by outcome: received, rejected (invalid ids), forwarded, dropped (given up after the retry period).', unit: '{span}' });
-    const cut = meter.createObservableCounter(METRIC_SERVE_TRACES_CUT, { description: 'Traces forwarded before they were complete: to make room (bound), or because one trace outgrew its share of memory (cut).', unit: '{trace}' });
-    const connections = meter.createObservableGauge(METRIC_SERVE_CONNECTIONS, { description: 'Connections open.', unit: '{connection}' });
-    meter.addBatchObservableCallback(
-      (r: BatchObservableResult) => {
-        const s = stats();
-        for (const state of ['reading', 'held', 'queued', 'retained'] as const) r.observe(memory, s.memory[state], { 'loopwatch.serve.memory.state': state });
-        r.observe(limit, s.memory.limit);
-        if (s.spoolBytes !== undefined) r.observe(spool, s.spoolBytes);
-        r.observe(spans, s.receivedSpans, { 'loopwatch.serve.span.outcome': 'received' });
-        r.observe(spans, s.rejectedSpans, { 'loopwatch.serve.span.outcome': 'rejected' });
-        r.observe(spans, s.forwardedSpans, { 'loopwatch.serve.span.outcome': 'forwarded' });
-        r.observe(spans, s.droppedSpans, { 'loopwatch.serve.span.outcome': 'dropped' });
-        r.observe(cut, s.tracesCutByBound, { 'loopwatch.serve.cut.reason': 'bound' });
-        r.observe(cut, s.tracesCut, { 'loopwatch.serve.cut.reason': 'cut' });
-        r.observe(connections, s.connections);
-      },
-      [memory, limit, spool, spans, cut, connections],
-    );
-  }
+export function observeServe(meterProvider: MeterProvider, version: string, stats: () => ServeStats): void {
+  const meter = meterProvider.getMeter(SCOPE_NAME, version);
+  const memory = meter.createObservableGauge(METRIC_SERVE_MEMORY, { description: 'Bytes of data loopwatch serve keeps in memory (estimated from content), by state.', unit: 'By' });
+  const limit = meter.createObservableGauge(METRIC_SERVE_MEMORY_LIMIT, { description: 'The memory limit (--max-memory): at it, new data gets 429.', unit: 'By' });
+  const spool = meter.createObservableGauge(METRIC_SERVE_SPOOL, { description: 'Bytes of the on-disk spool (--spool).', unit: 'By' });
+  const spans = meter.createObservableCounter(METRIC_SERVE_SPANS, { description: 'Spans by outcome: received, rejected (invalid ids), forwarded, dropped (given up after the retry period).', unit: '{span}' });
+  const cut = meter.createObservableCounter(METRIC_SERVE_TRACES_CUT, { description: 'Traces forwarded before they were complete: to make room (bound), or because one trace outgrew its share of memory (cut).', unit: '{trace}' });
+  const connections = meter.createObservableGauge(METRIC_SERVE_CONNECTIONS, { description: 'Connections open.', unit: '{connection}' });
+  meter.addBatchObservableCallback(
+    (r: BatchObservableResult) => {
+      const s = stats();
+      for (const state of ['reading', 'held', 'queued', 'retained'] as const) r.observe(memory, s.memory[state], { 'loopwatch.serve.memory.state': state });
+      r.observe(limit, s.memory.limit);
+      if (s.spoolBytes !== undefined) r.observe(spool, s.spoolBytes);
+      r.observe(spans, s.receivedSpans, { 'loopwatch.serve.span.outcome': 'received' });
+      r.observe(spans, s.rejectedSpans, { 'loopwatch.serve.span.outcome': 'rejected' });
+      r.observe(spans, s.forwardedSpans, { 'loopwatch.serve.span.outcome': 'forwarded' });
+      r.observe(spans, s.droppedSpans, { 'loopwatch.serve.span.outcome': 'dropped' });
+      r.observe(cut, s.tracesCutByBound, { 'loopwatch.serve.cut.reason': 'bound' });
+      r.observe(cut, s.tracesCut, { 'loopwatch.serve.cut.reason': 'cut' });
+      r.observe(connections, s.connections);
+    },
+    [memory, limit, spool, spans, cut, connections],
+  );
 }

@@ -20,7 +20,7 @@ import { OnePortListener } from './listener.js';
 import { ServePipeline, type IngestResult, type PipelineStats } from './pipeline.js';
 import { SpoolWriteError, type Intake, type Refusal } from './receive.js';
 import { SpoolLedger } from './ledger.js';
-import { ServeMetrics } from './serve-metrics.js';
+import { observeServe } from './serve-metrics.js';
 import { Spool, type SpoolReplay, type SpoolSegment, type SpoolStats } from './spool.js';
 
 export const DEFAULT_SERVE_HOST = '127.0.0.1';
@@ -143,7 +143,7 @@ export class LoopwatchServer {
       onTrace: options.onTrace,
       onProblem,
     });
-    if (options.meterProvider) new ServeMetrics(options.meterProvider, version, () => this.stats);
+    if (options.meterProvider) observeServe(options.meterProvider, version, () => this.stats);
     this.authorizer = new Authorizer(options.credentials ?? {});
     const intake: Intake = {
       maxBodyBytes: limits.maxBody,
