@@ -72,7 +72,8 @@ describe('loopwatch serve (the CLI)', () => {
     downs.push(down);
     const [port] = (await freePorts(1)) as [number];
     const child = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--forward', down.url, '--forward-protocol', 'http/json', '--trace-wait', '600000'], {
-      env: { ...process.env, OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' },
+      // a span-count limit of earlier versions: replaced by --max-memory, and said so
+      env: { ...process.env, OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none', LOOPWATCH_SERVE_MAX_HELD_SPANS: '1000' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -91,5 +92,8 @@ describe('loopwatch serve (the CLI)', () => {
     expect(down.requests.every((r) => r.contentType === 'application/json')).toBe(true);
     expect(down.spans.flatMap((s) => s.events).filter((e) => e.name === 'loop.detected')).toHaveLength(2);
     expect(stderr).toMatch(/stopped: 10 spans received, 10 forwarded, 0 not forwarded; 1 traces, 5 tool calls, 2 detections/);
+    expect(stderr).toMatch(/LOOPWATCH_SERVE_MAX_HELD_SPANS is no longer read: memory is bounded in bytes by --max-memory/);
+    // one human line per detection: level, kind, tool, count and where, never the arguments
+    expect(stderr.match(/^loopwatch serve: loop: (warning|critical) repeat of search ×\d+ \(trace [0-9a-f]{32}, span [0-9a-f]{16}, call \d(, prompt \w+)?\): /gm), stderr).toHaveLength(2);
   });
 });

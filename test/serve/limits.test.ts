@@ -1,5 +1,6 @@
 /** Issue 28, Deliver 4: every limit is a flag and an environment variable, parsed with units, and the README's table says the same. */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MeterProvider, PeriodicExportingMetricReader, InMemoryMetricExporter, AggregationTemporality } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
@@ -38,7 +39,7 @@ describe('serve limits', () => {
     const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
     const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
     const meterProvider = new MeterProvider({ readers: [reader] });
-    const { base, server } = await startServe({ meterProvider, limits: { maxMemory: 1024 * 1024 } });
+    const { base, server } = await startServe({ meterProvider, spoolDir: mkdtempSync(join(tmpdir(), 'loopwatch-spool-')), limits: { maxMemory: 1024 * 1024 } });
     const spans = loopSpans('metrics');
     expect((await postJson(base, json(spans))).status).toBe(200);
     await until(() => server.stats.forwardedSpans === spans.length, 'forwarded');
@@ -61,6 +62,8 @@ describe('serve limits', () => {
       'loopwatch.serve.traces.cut:cut': 0,
     });
     expect(points['loopwatch.serve.memory.usage:retained']).toBeGreaterThan(0);
+    // the request is in the spool until its spans are written down as settled (the next metrics export)
+    expect(points['loopwatch.serve.spool.usage']).toBeGreaterThan(0);
     expect(points['loopwatch.serve.connections']).toBeGreaterThanOrEqual(0);
     await meterProvider.shutdown();
   });
