@@ -14,7 +14,7 @@ import { ConfigError, type LoopwatchConfig } from '../detector/config/index.js';
 import { LoopEngine } from '../detector/engine.js';
 import type { OtlpEncoding } from '../formats/protobuf/codec.js';
 import { parseHeader, type Credentials } from '../serve/auth.js';
-import { ReportingExporter } from '../serve/ledger.js';
+import { ReportingExporter } from '../serve/reporting-exporter.js';
 import { formatLimit, LIMITS, parseLimit, resolveLimits, type LimitName, type LimitSpec } from '../serve/limits.js';
 import { LOG_FORMATS, ServeLog, type LogFormat } from '../serve/log.js';
 import { DEFAULT_FORWARD_URL, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT, LoopwatchServer } from '../serve/server.js';

@@ -277,14 +277,7 @@ export class Spool {
     const records: { type: RecordType; payload: Uint8Array }[] = [];
     let off = MAGIC.length;
     while (off < data.length) {
-      const problem =
-        data.length - off < HEADER
-          ? 'cut short'
-          : data.length - off - HEADER < data.readUInt32BE(off)
-            ? 'cut short'
-            : check(data.subarray(off + HEADER, off + HEADER + data.readUInt32BE(off))) !== data.readUInt32BE(off + 4)
-              ? 'damaged'
-              : undefined;
+      const problem = recordProblem(data, off);
       if (problem !== undefined) {
         if (report) {
           this.stats.spoolCorruptRecords++;
@@ -298,6 +291,14 @@ export class Spool {
     }
     return records;
   }
+}
+
+/** Why the record at `off` cannot be read, if it cannot. */
+function recordProblem(data: Buffer, off: number): 'cut short' | 'damaged' | undefined {
+  if (data.length - off < HEADER) return 'cut short';
+  const length = data.readUInt32BE(off);
+  if (data.length - off - HEADER < length) return 'cut short';
+  return check(data.subarray(off + HEADER, off + HEADER + length)) === data.readUInt32BE(off + 4) ? undefined : 'damaged';
 }
 
 function addKeys(into: Set<string>, payload: Uint8Array): void {

@@ -6,7 +6,8 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { SpoolLedger, ReportingExporter } from '../../src/serve/ledger.js';
+import { SpoolLedger } from '../../src/serve/ledger.js';
+import { ReportingExporter } from '../../src/serve/reporting-exporter.js';
 import { Spool, spanKey, type SpooledRequest } from '../../src/serve/spool.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
