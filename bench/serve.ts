@@ -2,13 +2,12 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent, createServer, request, type Server } from 'node:http';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { decodeTraceRequest, encodeTraceRequest } from '../src/formats/protobuf/codec.js';
 import { ExportTraceServiceRequestSchema } from '../src/formats/protobuf/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
 import { hexOf } from '../src/formats/protobuf/span-view.js';
 import { LoopwatchServer } from '../src/serve/server.js';
 import { bytes, quantile, type Figure } from './support/report.js';
+import { CLI } from './support/serve-harness.js';
 
 /**
  * `loopwatch serve` (issue 15): throughput in spans per second of the serve process's own CPU
@@ -18,7 +17,6 @@ import { bytes, quantile, type Figure } from './support/report.js';
  * arrival downstream), beside the issue's target of 25 000 spans/s per core.
  */
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'packages', 'cli', 'dist', 'cli.js');
 export const TARGET_SPANS_PER_CORE = 25_000;
 const SPANS_PER_REQUEST = 512;
 

@@ -1,8 +1,9 @@
 /**
  * The serve soak (issue 28, Deliver 5): the built CLI, as deployed (default memory limit, a
  * spool), under ten minutes of mixed traffic: agent runs from several clients that follow
- * Retry-After, a slow client trickling its bodies, a flood of 2 MB-attribute spans every minute,
- * and a downstream that flaps (up, refusing connections, answering 503, answering slowly).
+ * Retry-After, a slow client trickling its bodies, a flood of 2 MB-attribute spans every minute
+ * (300 MB, more than the memory limit), and a downstream that flaps (up, refusing connections,
+ * answering 503, answering slowly, answering after serve's forward timeout).
  * Recorded: serve's RSS over time, request and delivery latency, and spans in against spans out:
  * every span answered 200 must arrive at least once; copies are counted.
  *   npm run bench -- --only=soak [--soak-minutes=10]
@@ -12,21 +13,28 @@ import { Agent } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keyValue } from '../src/otlp/span-view.js';
+import { keyValue } from '../src/formats/protobuf/span-view.js';
 import { bytes, quantile, type Figure } from './support/report.js';
 import { agentRun, CountingSink, memoryOf, postUntilTaken, protobufOf, randomId, sleep, span, spanKey, spawnServe, type SinkMode } from './support/serve-harness.js';
 
 const SECTION = 'soak';
 const log = (text: string): void => console.log(`  [${SECTION}] ${text}`);
 
-/** The downstream's cycle: what it does, for how long (seconds). */
-const FLAPS: readonly [SinkMode | 'slow', number][] = [
+/**
+ * The downstream's cycle: what it does, for how long (seconds). `slow` answers after 2 s;
+ * `stall` after 40 s, past serve's forward timeout (30 s): serve sends those batches again, and
+ * the downstream gets them twice (at least once).
+ */
+const FLAPS: readonly [SinkMode | 'slow' | 'stall', number][] = [
   ['up', 40],
   ['refuse', 15],
   ['up', 20],
   ['503', 10],
   ['slow', 15],
+  ['up', 20],
+  ['stall', 10],
 ];
+const FLAP_DELAY: Readonly<Record<string, number>> = { slow: 2_000, stall: 40_000 };
 
 export async function soakFigures(options: { quick: boolean; minutes: number }): Promise<Figure[]> {
   const minutes = options.quick ? 0.5 : options.minutes;
@@ -47,12 +55,12 @@ export async function soakFigures(options: { quick: boolean; minutes: number }):
   // the downstream flaps
   const flapping = (async () => {
     for (let i = 0; performance.now() < end; i++) {
-      const [mode, seconds] = FLAPS[i % FLAPS.length] as [SinkMode | 'slow', number];
+      const [mode, seconds] = FLAPS[i % FLAPS.length] as [SinkMode | 'slow' | 'stall', number];
       if (mode === 'refuse') await sink.down();
       else {
         await sink.up();
-        sink.mode = mode === 'slow' ? 'up' : mode;
-        sink.delayMs = mode === 'slow' ? 2_000 : 0;
+        sink.mode = mode === 'slow' || mode === 'stall' ? 'up' : mode;
+        sink.delayMs = FLAP_DELAY[mode] ?? 0;
       }
       log(`${elapsed().toFixed(0)} s: downstream ${mode} for ${seconds} s`);
       await sleep(Math.min(seconds * 1000, Math.max(0, end - performance.now())));
@@ -112,13 +120,13 @@ export async function soakFigures(options: { quick: boolean; minutes: number }):
     }
   };
 
-  // a flood of 2 MB-attribute spans every minute: 30 of them, 4 at a time
+  // a flood of 2 MB-attribute spans every minute: 150 of them (more than the memory limit), 4 at a time
   const flood = async (): Promise<void> => {
     const blob = 'f'.repeat(2_000_000);
     while (performance.now() < end) {
       let next = 0;
       const worker = async (): Promise<void> => {
-        while (next++ < 30 && performance.now() < end) {
+        while (next++ < 150 && performance.now() < end) {
           const s = span(randomId(16), { parent: randomId(8), attributes: [keyValue('payload', blob)] });
           const r = await postUntilTaken(serve.port, protobufOf([s]), end + 120_000, { onRefused: () => refusals++ });
           if (r.status === 200) {
