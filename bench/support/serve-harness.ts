@@ -20,7 +20,7 @@ import type { KeyValue } from '../../src/formats/protobuf/gen/opentelemetry/prot
 import type { Span } from '../../src/formats/protobuf/gen/opentelemetry/proto/trace/v1/trace_pb.js';
 import { hexOf, keyValue } from '../../src/formats/protobuf/span-view.js';
 
-export const CLI = process.env.LOOPWATCH_BENCH_CLI ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'cli.js');
+export const CLI = process.env.LOOPWATCH_BENCH_CLI ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'packages', 'cli', 'dist', 'cli.js');
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

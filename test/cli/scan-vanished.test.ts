@@ -3,7 +3,7 @@ import { mkdtempSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expandInputs } from '../../src/cli/input.js';
+import { expandInputs } from '../../src/formats/input.js';
 
 describe('scan of a folder whose files come and go', () => {
   it('skips a file that disappears between the listing and its stat, and lists the others', async () => {

@@ -15,7 +15,7 @@ import { FakeDownstream } from './downstream.js';
 import { json, loopSpans, rootless, sleep, until } from './support.js';
 
 const root = join(import.meta.dirname, '../..');
-const bin = join(root, 'dist/cli.js');
+const bin = join(root, 'packages/cli/dist/cli.js');
 
 beforeAll(() => {
   if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' });

@@ -5,7 +5,7 @@
  */
 import { fromJson, type JsonValue } from '@bufbuild/protobuf';
 import { describe, expect, it } from 'vitest';
-import { ExportTraceServiceResponseSchema } from '../../src/otlp/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
+import { ExportTraceServiceResponseSchema } from '../../src/formats/protobuf/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
 import { agentTrace, hexId, type AnyValue, type OtlpSpan } from '../support/otlp.js';
 import { frame, grpcCall, h2, json, loopSpans, postJson, protobuf, startServe, until } from './support.js';
 

@@ -92,7 +92,7 @@ describe('serve over TLS, with credentials', () => {
   });
 
   it('the command takes --tls-cert, --tls-key and --bearer-token-file', async () => {
-    const bin = join(import.meta.dirname, '../../dist/cli.js');
+    const bin = join(import.meta.dirname, '../../packages/cli/dist/cli.js');
     if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: join(import.meta.dirname, '../..'), stdio: 'ignore' });
     writeFileSync(join(dir, 'token'), 'file-token\n');
     const [port] = (await freePorts(1)) as [number];

@@ -84,7 +84,7 @@ export interface ServeInstance {
   stop(): Promise<void>;
 }
 
-/** `loopwatch serve` from the built CLI (dist/cli.js), waiting until /healthz answers 200. */
+/** `loopwatch serve` from the built CLI (packages/cli/dist/cli.js), waiting until /healthz answers 200. */
 export async function startServe(options: { name: string; runDir: string; forward: string; port?: number; traceWaitMs?: number; spoolDir?: string; env?: Record<string, string> }): Promise<ServeInstance> {
   const port = options.port ?? (await freePorts(1))[0];
   if (port === undefined) throw new Error('no free port');
@@ -92,7 +92,7 @@ export async function startServe(options: { name: string; runDir: string; forwar
     name: options.name,
     command: process.execPath,
     args: [
-      join(REPO_ROOT, 'dist', 'cli.js'),
+      join(REPO_ROOT, 'packages', 'cli', 'dist', 'cli.js'),
       'serve',
       '--port',
       String(port),
