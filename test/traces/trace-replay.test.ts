@@ -142,7 +142,7 @@ describe('trace replay bounded in bytes (serve, issue 28)', () => {
   it('evicting the least recently active trace costs the same however many traces are held (the 320 000-trace request stalled for seconds)', () => {
     evictionMs(500, 10_000); // warm-up
     const few = Math.min(evictionMs(500, 10_000), evictionMs(500, 10_000));
-    const many = evictionMs(100_000, 10_000);
+    const many = Math.min(evictionMs(100_000, 10_000), evictionMs(100_000, 10_000));
     // a Map walked from its front (the old way) makes this ratio grow with the held traces
     expect(many / few).toBeLessThan(5);
   });
