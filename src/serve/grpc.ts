@@ -162,14 +162,18 @@ export class GrpcFront {
       const message = Buffer.concat(chunks, received).subarray(5);
       void this.take(message, compressed ? coding : 'identity', reservation).then(
         (reply) => {
+          // released here too: the call may have closed while its message was decompressed
+          reservation.release();
           if (finished) return;
           finished = true;
           clearTimeout(timer);
-          reservation.release();
           if ('code' in reply) return this.status(stream, reply.code, reply.message, reply.extra);
           this.ok(stream, reply.response);
         },
-        () => finish(GrpcCode.UNAVAILABLE, 'internal error'),
+        () => {
+          reservation.release();
+          finish(GrpcCode.UNAVAILABLE, 'internal error');
+        },
       );
     });
   }
