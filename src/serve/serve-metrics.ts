@@ -1,6 +1,19 @@
 import type { BatchObservableResult, MeterProvider } from '@opentelemetry/api';
 import { SCOPE_NAME } from '../otel/loop-metrics.js';
-import type { ServeStats } from './server.js';
+import type { MemoryUsage } from './budget.js';
+
+/** What the metrics read of serve's counters (its `ServeStats`). */
+export interface ServeCounters {
+  readonly memory: MemoryUsage & { readonly limit: number };
+  readonly spoolBytes?: number | undefined;
+  readonly receivedSpans: number;
+  readonly rejectedSpans: number;
+  readonly forwardedSpans: number;
+  readonly droppedSpans: number;
+  readonly tracesCutByBound: number;
+  readonly tracesCut: number;
+  readonly connections: number;
+}
 
 /** serve's own metrics (OTel names; Prometheus adds units and `_total` as usual). */
 export const METRIC_SERVE_MEMORY = 'loopwatch.serve.memory.usage';
@@ -15,7 +28,7 @@ export const METRIC_SERVE_CONNECTIONS = 'loopwatch.serve.connections';
  * reader collects (nothing on the hot path): memory by state (reading, held, queued, retained)
  * against its limit, the spool's bytes, spans by outcome, traces cut by reason, open connections.
  */
-export function observeServe(meterProvider: MeterProvider, version: string, stats: () => ServeStats): void {
+export function observeServe(meterProvider: MeterProvider, version: string, stats: () => ServeCounters): void {
   const meter = meterProvider.getMeter(SCOPE_NAME, version);
   const memory = meter.createObservableGauge(METRIC_SERVE_MEMORY, { description: 'Bytes of data loopwatch serve keeps in memory (estimated from content), by state.', unit: 'By' });
   const limit = meter.createObservableGauge(METRIC_SERVE_MEMORY_LIMIT, { description: 'The memory limit (--max-memory): at it, new data gets 429.', unit: 'By' });
