@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: what loopwatch costs the app it watches, measured side by side in one run.
  *   node --expose-gc --import tsx bench/index.ts [--quick] [--only=lifecycle,engine,memory,churn,scan,serve,mcp] [--scenario=agent,single,...]
- * Opt-in sections, run only when named: `--only=serve-limits [--repro=flood,sigterm,idle,evict,slow-sink,kill,kill-spool]`
+ * Opt-in sections, run only when named: `--only=serve-limits [--repro=flood,sigterm,idle,evict,corrupt,slow-sink,kill,kill-spool]`
  * (issue 28's full-size reproductions; LOOPWATCH_BENCH_CLI=path/to/cli.js measures another build)
  * and `--only=soak [--soak-minutes=10]` (serve under mixed traffic for ten minutes).
  * Ratios, not times: each figure compares loopwatch with the same work without it, in the same

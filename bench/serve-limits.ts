@@ -2,7 +2,7 @@
  * The full-size reproductions of issue 28 against the built CLI (or another build's CLI through
  * LOOPWATCH_BENCH_CLI, for a baseline measured the same way): a flood of 19 MB attributes, SIGTERM
  * with the downstream down, thousands of idle connections, one 20 MB request of 320 000 one-span
- * traces once the held data is at its bound, a downstream that answers after 12 s, and kill -9
+ * traces once the held data is at its bound, corrupt compressed bodies, a downstream that answers after 12 s, and kill -9
  * in the middle of traffic, with and without the spool. Opt-in (`--only=serve-limits`, and
  * `--repro=flood,sigterm,...` for some of them): each scenario takes from seconds to minutes.
  */
@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { keyValue } from '../src/formats/protobuf/span-view.js';
 import type { Span } from '../src/formats/protobuf/gen/opentelemetry/proto/trace/v1/trace_pb.js';
@@ -253,6 +254,35 @@ async function evict(quick: boolean): Promise<Figure[]> {
   ];
 }
 
+/** Bodies whose compression is corrupt or mislabelled: each should be answered at once, not held until the client gives up. */
+async function corrupt(quick: boolean): Promise<Figure[]> {
+  const waitMs = quick ? 10_000 : 30_000;
+  const sink = await new CountingSink().start();
+  const serve = await spawnServe({ forward: sink.url });
+  const json = Buffer.from(JSON.stringify({ resourceSpans: [] }));
+  const gzip = gzipSync(protobufOf([span(randomId(16))]));
+  const cases: [string, Uint8Array, string][] = [
+    ['JSON labelled gzip', json, 'gzip'],
+    ['gzip labelled deflate', gzip, 'deflate'],
+    ['truncated gzip', gzip.subarray(0, Math.floor(gzip.byteLength / 2)), 'gzip'],
+  ];
+  const answers: string[] = [];
+  for (const [what, body, encoding] of cases) {
+    const r = await post(serve.port, body, { headers: { 'content-encoding': encoding }, timeoutMs: waitMs });
+    answers.push(`${what}: ${r.status === 0 ? `no answer (${r.error ?? 'closed'})` : r.status} after ${(r.ms / 1000).toFixed(2)} s`);
+  }
+  serve.child.kill('SIGKILL');
+  await sink.stop();
+  return [
+    {
+      section: SECTION,
+      name: 'corrupt or mislabelled compressed bodies',
+      value: answers.join('; '),
+      note: `the client waits at most ${waitMs / 1000} s for an answer`,
+    },
+  ];
+}
+
 /** 500 spans to a downstream that answers each request 12 s after it arrived. */
 async function slowSink(quick: boolean): Promise<Figure[]> {
   const sink = await new CountingSink().start();
@@ -355,6 +385,7 @@ const SCENARIOS: Record<string, (quick: boolean) => Promise<Figure[]>> = {
   sigterm,
   idle,
   evict,
+  corrupt,
   'slow-sink': slowSink,
   kill: (quick) => kill(quick, false),
   'kill-spool': (quick) => kill(quick, true),
