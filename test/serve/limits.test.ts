@@ -1,4 +1,4 @@
-/** Issue 28, Deliver 4: every limit is a flag and an environment variable, parsed with units, and the README's table says the same. */
+/** Issue 28, Deliver 4: every limit is a flag and an environment variable, parsed with units, and docs/serve.md's table says the same. */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,9 +29,9 @@ describe('serve limits', () => {
     expect(resolveLimits({ traceWait: 500 }, {}).quietAfterRoot).toBe(500);
   });
 
-  it('the README table lists every limit with its flag, variable and default', () => {
-    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
-    const rows = [...readme.matchAll(/^\| [^|]+ \| `(--[a-z-]+)` \| `(LOOPWATCH_SERVE_[A-Z_]+)` \| ([^|]+) \|$/gm)].map((m) => [m[1], m[2], (m[3] ?? '').trim()]);
+  it("docs/serve.md's table lists every limit with its flag, variable and default", () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../docs/serve.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| [^|]+ \| `(--[a-z-]+)` \| `(LOOPWATCH_SERVE_[A-Z_]+)` \| ([^|]+) \|$/gm)].map((m) => [m[1], m[2], (m[3] ?? '').trim()]);
     expect(rows).toEqual(Object.values(LIMITS).map((spec) => [spec.flag, spec.env, formatLimit(spec.unit, spec.default)]));
   });
 
