@@ -75,8 +75,18 @@ export interface PipelineStats {
   detections: number;
 }
 
-/** Spans taken between two turns of the event loop: a 20 MB request does not stall /healthz. */
+/** Spans decoded or taken between two turns of the event loop: a 20 MB request does not stall /healthz. */
 const SPANS_PER_TURN = 4096;
+
+/** A step to call after each span: every `SPANS_PER_TURN`th call gives the event loop a turn. */
+export function turnTaker(): () => Promise<void> | undefined {
+  let sinceTurn = 0;
+  return () => {
+    if (++sinceTurn < SPANS_PER_TURN) return undefined;
+    sinceTurn = 0;
+    return new Promise((resolve) => setImmediate(resolve));
+  };
+}
 
 const zero = (id: Uint8Array): boolean => id.every((b) => b === 0);
 
@@ -142,7 +152,7 @@ export class ServePipeline {
     const spool = this.options.spool;
     let accepted = 0;
     let rejected = 0;
-    let sinceTurn = 0;
+    const step = turnTaker();
     for (const rs of request.resourceSpans) {
       const service = rs.resource ? stringAttribute(rs.resource.attributes, ATTR_SERVICE_NAME) : undefined;
       const resourceBytes = rs.resource ? attributesBytes(rs.resource.attributes) : 0;
@@ -164,10 +174,8 @@ export class ServePipeline {
           accepted++;
           if (segment && spool) spool.hold(segment);
           this.replayer.add(view, { span, origin, bytes: spanBytes(span) + shared, spooled: segment });
-          if (++sinceTurn >= SPANS_PER_TURN) {
-            sinceTurn = 0;
-            await new Promise((resolve) => setImmediate(resolve));
-          }
+          const pause = step();
+          if (pause) await pause;
         }
       }
     }

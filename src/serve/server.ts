@@ -6,8 +6,9 @@ import { LoopEngine } from '../detector/engine.js';
 import type { LoopDetection } from '../detector/types.js';
 import { LoopLogs, type LoopLoggerProvider } from '../otel/loop-logs.js';
 import { LoopMetrics } from '../otel/loop-metrics.js';
-import { decodeTraceRequest, type OtlpEncoding } from '../formats/protobuf/codec.js';
+import { decodeTraceRequest, decodeTraceRequestInSteps, type OtlpEncoding } from '../formats/protobuf/codec.js';
 import type { MeterProvider } from '@opentelemetry/api';
+import type { ExportTraceServiceRequest } from '../formats/protobuf/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
 import type { CompletionReason, ReplayedTrace } from '../replay/trace-replay.js';
 import { Authorizer, type Credentials } from './auth.js';
 import { MemoryBudget, type MemoryUsage } from './budget.js';
@@ -17,7 +18,7 @@ import type { HeldSpan } from './held.js';
 import { handleHttp, TRACES_PATH } from './http.js';
 import { DEFAULT_LIMITS, type ServeLimits } from './limits.js';
 import { OnePortListener } from './listener.js';
-import { ServePipeline, type IngestResult, type PipelineStats } from './pipeline.js';
+import { ServePipeline, turnTaker, type IngestResult, type PipelineStats } from './pipeline.js';
 import { SpoolWriteError, type Intake, type Refusal } from './receive.js';
 import { SpoolLedger } from './ledger.js';
 import { observeServe } from './serve-metrics.js';
@@ -243,7 +244,7 @@ export class LoopwatchServer {
   }
 
   private async accept(body: Uint8Array, encoding: OtlpEncoding): Promise<IngestResult> {
-    const request = decodeTraceRequest(body, encoding);
+    const request = await decode(body, encoding);
     let segment: SpoolSegment | undefined;
     if (this.spool) {
       try {
@@ -263,7 +264,7 @@ export class LoopwatchServer {
       while (this.budget.full && this.accepting) await new Promise((resolve) => setTimeout(resolve, 50));
       if (!this.accepting) break;
       try {
-        spans += (await this.pipeline.ingest(decodeTraceRequest(r.body, r.encoding), { segment: r.segment, settled: replay.settled })).accepted;
+        spans += (await this.pipeline.ingest(await decode(r.body, r.encoding), { segment: r.segment, settled: replay.settled })).accepted;
       } catch (e) {
         this.log('error', `spool: a kept request could not be decoded (skipped): ${e instanceof Error ? e.message : String(e)}`);
       }
@@ -287,6 +288,11 @@ export class LoopwatchServer {
         : `memory is full (${this.budget.limit} bytes): spans arrive faster than they are forwarded`,
     };
   }
+}
+
+/** A request decoded without holding the event loop for seconds: protobuf span by span, with turns between. */
+function decode(body: Uint8Array, encoding: OtlpEncoding): Promise<ExportTraceServiceRequest> {
+  return encoding === 'protobuf' ? decodeTraceRequestInSteps(body, turnTaker()) : Promise.resolve(decodeTraceRequest(body, encoding));
 }
 
 /** `URL/v1/traces` for a base URL, with or without a trailing slash. */
