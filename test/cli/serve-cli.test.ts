@@ -65,7 +65,8 @@ describe('loopwatch serve (the CLI)', () => {
     const bad = spawnSync(process.execPath, [bin, 'serve', '--config', config], { encoding: 'utf8', timeout: 10_000 });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain(`${config}:2`);
-  });
+    // nine starts of the CLI, each about a second of CPU: on a loaded machine several seconds each
+  }, 120_000);
 
   it('serves, and on SIGTERM forwards the traces it holds (with their events) and exits 0', async () => {
     const down = await new FakeDownstream().start();
