@@ -38,6 +38,9 @@ interface SpanLink {
  */
 export const STATE_BYTES = { trace: 640, link: 160, call: 480, model: 200 } as const;
 
+/** What makes two detections of a trace the same one for reporting: kind, level and fingerprint. */
+const detectionKey = (d: LoopDetection): string => `${d.kind} ${d.level} ${d.fingerprint}`;
+
 class PendingTrace<P> implements Linked<PendingTrace<P>> {
   newer: PendingTrace<P> | undefined;
   older: PendingTrace<P> | undefined;
@@ -64,6 +67,8 @@ class PendingTrace<P> implements Linked<PendingTrace<P>> {
   continued = false;
   /** The loop spend reported when the trace was completed before. */
   previousLoopSpend: LoopSpend | undefined;
+  /** Detections reported when the trace was completed before, by `detectionKey`. */
+  reportedDetections: ReadonlyMap<string, number> | undefined;
   /** Prompt template of the first detection, once there is one. */
   loopPrompt: string | undefined;
   hasLoop = false;
@@ -78,6 +83,7 @@ interface RetainedTrace extends Linked<RetainedTrace> {
   readonly calls: PendingCall[];
   readonly models: ModelCallRecord[];
   readonly loopSpend: LoopSpend | undefined;
+  readonly reportedDetections: ReadonlyMap<string, number> | undefined;
   readonly loopPrompt: string | undefined;
   readonly hasLoop: boolean;
   readonly links: Map<string, SpanLink>;
@@ -258,6 +264,7 @@ export class TraceReplayer<P = undefined> {
         trace.rootSeen = before.rootSeen;
         trace.continued = true;
         trace.previousLoopSpend = before.loopSpend;
+        trace.reportedDetections = before.reportedDetections;
         trace.loopPrompt = before.loopPrompt;
         trace.hasLoop = before.hasLoop;
       }
@@ -402,6 +409,8 @@ export class TraceReplayer<P = undefined> {
       const spend = new TraceSpend(this.options.engine.config.historySize, this.options.prices !== undefined);
       const models = new ModelCallQueue(trace.models, spend);
       const unreported: ReplayedCall[] = [];
+      const reportedBefore = trace.reportedDetections;
+      const found = new Map<string, number>();
       replaySequence(calls, (c, place) => {
         const prompt = promptOf.get(c);
         const agent = this.resolve(trace, c.spanId, 'agent') ?? trace.lastAgent;
@@ -420,12 +429,20 @@ export class TraceReplayer<P = undefined> {
             trace.hasLoop = true;
             trace.loopPrompt = d.promptName;
           }
-          // reported when the trace was completed before
-          if (c.reported) continue;
+          // The whole history gives the whole trace's detections; those of each kind, level and
+          // fingerprint up to the number reported before were reported then. Matching by call
+          // instead loses a detection when late spans are earlier calls: the critical then falls
+          // on a call that was reported with a warning.
+          const key = detectionKey(d);
+          const n = (found.get(key) ?? 0) + 1;
+          found.set(key, n);
+          if (n <= (reportedBefore?.get(key) ?? 0)) continue;
           detections.push(priced);
           detectionTimes.push(c.end);
         }
       });
+      for (const [key, n] of reportedBefore ?? []) if (n > (found.get(key) ?? 0)) found.set(key, n);
+      trace.reportedDetections = found.size > 0 ? found : undefined;
       // the trace's calls by start time
       replayed = unreported.sort((a, b) => a.callIndex - b.callIndex);
       models.finish();
@@ -469,6 +486,7 @@ export class TraceReplayer<P = undefined> {
       calls: trace.calls.map((c) => (c.reported ? c : { ...c, reported: true })),
       models: trace.models,
       loopSpend,
+      reportedDetections: trace.reportedDetections,
       loopPrompt: trace.loopPrompt,
       hasLoop: trace.hasLoop,
       links: trace.links,

@@ -124,6 +124,29 @@ describe('trace replay on a clock (serve)', () => {
     expect(done[1]?.trace.detections.map((d) => [d.level, d.callIndex])).toEqual([['critical', 5]]);
     expect(done[1]?.trace.payloads).toHaveLength(7);
   });
+
+  it('late spans that are earlier calls (a batch retried after a kill): the critical still comes out, the warning not twice', () => {
+    const { r, done, add, tick } = clocked({ quietAfterRootMs: 100, traceWaitMs: 1_000, retainTraces: 100 });
+    const spans = agentTrace({ label: 'late-early', prompt: 'p', steps: Array.from({ length: 5 }, () => ({ tool: 'search', args: { q: 'x' }, result: 'same' })) });
+    const root = spans.pop() as OtlpSpan;
+    // calls 3 to 5 and the root first: three repetitions, a warning on the last of them
+    add([...spans.slice(4), root]);
+    tick(100);
+    r.expire();
+    expect(done.map((d) => d.trace.detections.map((x) => x.level))).toEqual([['warning']]);
+    // calls 1 and 2 afterwards: five repetitions in all, so the critical, on a call already forwarded
+    add(spans.slice(0, 4));
+    tick(1_000);
+    r.expire();
+    expect(done).toHaveLength(2);
+    expect(done[1]?.trace.continued).toBe(true);
+    expect(done[1]?.trace.detections.map((d) => [d.level, d.callIndex])).toEqual([['critical', 5]]);
+    // once more: nothing new
+    add(spans.slice(0, 1));
+    tick(1_000);
+    r.expire();
+    expect(done[2]?.trace.detections).toEqual([]);
+  });
 });
 
 describe('trace replay bounded in bytes (serve, issue 28)', () => {
