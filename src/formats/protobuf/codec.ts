@@ -86,12 +86,11 @@ export function decodeTraceRequest(body: Uint8Array, encoding: OtlpEncoding): Ex
 export async function decodeTraceRequestInSteps(body: Uint8Array, step: () => Promise<void> | undefined): Promise<ExportTraceServiceRequest> {
   try {
     const request = create(ExportTraceServiceRequestSchema);
-    const reader = new BinaryReader(body);
-    while (reader.pos < reader.len) {
-      const [field, wireType] = reader.tag();
-      if (field === 1 && wireType === WireType.LengthDelimited) request.resourceSpans.push(await resourceSpansInSteps(reader.bytes(), step));
-      else reader.skip(wireType, field);
-    }
+    await eachField(body, async (field, reader) => {
+      if (field !== 1) return false;
+      request.resourceSpans.push(await resourceSpansInSteps(reader.bytes(), step));
+      return true;
+    });
     return request;
   } catch (e) {
     throw new OtlpDecodeError(`not a protobuf ExportTraceServiceRequest: ${messageOf(e)}`);
@@ -100,32 +99,38 @@ export async function decodeTraceRequestInSteps(body: Uint8Array, step: () => Pr
 
 const nested = { recursionLimit: RECURSION_LIMIT } as const;
 
-async function resourceSpansInSteps(bytes: Uint8Array, step: () => Promise<void> | undefined): Promise<ResourceSpans> {
-  const resourceSpans = create(ResourceSpansSchema);
+/** Reads a message's length-delimited fields one by one; `read` takes those it knows (true), the rest are skipped. */
+async function eachField(bytes: Uint8Array, read: (field: number, reader: BinaryReader) => Promise<boolean> | boolean): Promise<void> {
   const reader = new BinaryReader(bytes);
   while (reader.pos < reader.len) {
     const [field, wireType] = reader.tag();
-    if (field === 1 && wireType === WireType.LengthDelimited) resourceSpans.resource = fromBinary(ResourceSchema, reader.bytes(), nested);
-    else if (field === 2 && wireType === WireType.LengthDelimited) resourceSpans.scopeSpans.push(await scopeSpansInSteps(reader.bytes(), step));
-    else if (field === 3 && wireType === WireType.LengthDelimited) resourceSpans.schemaUrl = reader.string();
-    else reader.skip(wireType, field);
+    if (wireType !== WireType.LengthDelimited || !(await read(field, reader))) reader.skip(wireType, field);
   }
+}
+
+async function resourceSpansInSteps(bytes: Uint8Array, step: () => Promise<void> | undefined): Promise<ResourceSpans> {
+  const resourceSpans = create(ResourceSpansSchema);
+  await eachField(bytes, async (field, reader) => {
+    if (field === 1) resourceSpans.resource = fromBinary(ResourceSchema, reader.bytes(), nested);
+    else if (field === 2) resourceSpans.scopeSpans.push(await scopeSpansInSteps(reader.bytes(), step));
+    else if (field === 3) resourceSpans.schemaUrl = reader.string();
+    else return false;
+    return true;
+  });
   return resourceSpans;
 }
 
 async function scopeSpansInSteps(bytes: Uint8Array, step: () => Promise<void> | undefined): Promise<ScopeSpans> {
   const scopeSpans = create(ScopeSpansSchema);
-  const reader = new BinaryReader(bytes);
-  while (reader.pos < reader.len) {
-    const [field, wireType] = reader.tag();
-    if (field === 1 && wireType === WireType.LengthDelimited) scopeSpans.scope = fromBinary(InstrumentationScopeSchema, reader.bytes(), nested);
-    else if (field === 2 && wireType === WireType.LengthDelimited) {
+  await eachField(bytes, async (field, reader) => {
+    if (field === 1) scopeSpans.scope = fromBinary(InstrumentationScopeSchema, reader.bytes(), nested);
+    else if (field === 2) {
       scopeSpans.spans.push(fromBinary(SpanSchema, reader.bytes(), nested));
-      const pause = step();
-      if (pause) await pause;
-    } else if (field === 3 && wireType === WireType.LengthDelimited) scopeSpans.schemaUrl = reader.string();
-    else reader.skip(wireType, field);
-  }
+      await step();
+    } else if (field === 3) scopeSpans.schemaUrl = reader.string();
+    else return false;
+    return true;
+  });
   return scopeSpans;
 }
 
