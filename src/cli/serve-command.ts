@@ -38,7 +38,7 @@ function positiveInt(what: string, max: number): (v: string) => number {
   };
 }
 
-/** `loopwatch serve`: the DESIGN.md contract's flags, nothing else (limits come from the environment). */
+/** `loopwatch serve`: the flags docs/serve.md documents, nothing else (limits come from the environment). */
 export function addServeCommand(program: Command, io: CliIo, setExit: (code: number) => void, version: string): void {
   program
     .command('serve')
