@@ -6,7 +6,7 @@ import { runGuarded } from '../guard/support/guard-run.js';
 type Script = readonly ScriptItem[];
 
 /**
- * Honest work from the design card's "What good detection means": none of it may be flagged by
+ * Honest work (docs/how-it-decides.md): none of it may be flagged by
  * the engine once the calls ran, and the guard, which judges each call before it runs (its
  * outcome not known yet), must leave all of it alone. Each scenario is written once and run both
  * ways.

@@ -3,9 +3,9 @@ import { ToolLoopError } from '../../src/errors.js';
 import { runAgent, times, type ScriptItem } from '../support/agent-run.js';
 import { runGuarded } from '../guard/support/guard-run.js';
 
-// The loop families of the design card's "What good detection means", as the engine judges them
+// The loop families loopwatch must catch (docs/how-it-decides.md), as the engine judges them
 // once each call ran, then as the guard judges them before each call runs.
-/** Every loop family from DESIGN.md "What good detection means": caught early, stopped soon after. */
+/** Every loop family docs/how-it-decides.md names: caught early, stopped soon after. */
 describe('loop families', () => {
   it('identical calls with the same outcome: warned at the 3rd call, stopped at the 5th', () => {
     const run = runAgent(times(8, { tool: 'search', args: { q: 'weather paris' }, result: { hits: ['Paris: 14C, rain'] } }));
@@ -194,7 +194,7 @@ describe('loop families', () => {
 const search: ScriptItem = { tool: 'search', args: { q: 'weather paris' }, result: { hits: ['Paris: 14C, rain'] } };
 
 /**
- * Loop families from DESIGN.md, replayed by a model that ignores hints. Where the outcome of the
+ * The same loop families, replayed by a model that ignores hints. Where the outcome of the
  * next call is predictable (the same call again), the guard acts before the call the engine would
  * flag after it; loops that only show in an outcome are stopped once it is known.
  */
