@@ -6,7 +6,7 @@
  * `npm run schema -- --check` exits 1 when the committed file is stale (the tests do the same).
  *
  * What a JSON Schema cannot say, the validator still checks: a threshold's warning above its
- * critical (test/unit/config-schema.test.ts lists this difference).
+ * critical (test/config/schema.unit.test.ts lists this difference).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -6,7 +6,7 @@
  */
 import type { LoopKind, LoopLevel } from '../../src/detector/types.js';
 
-/** Prometheus names of the contract metrics (DESIGN.md, "Metrics") and of what loops cost. */
+/** Prometheus names of the contract metrics (docs/alerts.md) and of what loops cost. */
 export const METRICS = {
   /** One count per `loop.detected` span event: a loop is counted at its warning and again if it turns critical. */
   loopDetections: 'gen_ai_tool_loop_detections_total',

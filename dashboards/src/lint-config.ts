@@ -1,7 +1,7 @@
 /**
  * dashboards/.lint: the configuration Grafana's dashboard-linter reads next to the dashboards,
  * listing each rule exception with its reason. Generated from the built dashboards, so an
- * exception exists exactly for the queries it is about (test/dashboards/structure.test.ts checks
+ * exception exists exactly for the queries it is about (test/dashboards/structure.e2e.test.ts checks
  * the same conventions without the linter).
  */
 import type { Dashboard, Panel, RowPanel } from '@grafana/grafana-foundation-sdk/dashboard';

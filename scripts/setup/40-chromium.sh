@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure Debian's Chromium is at /usr/bin/chromium for the report's browser test
-# (test/report/*.browser.test.ts drives it with playwright-core; Playwright's own browser
+# (test/report/report.e2e.test.ts drives it with playwright-core; Playwright's own browser
 # download is not used). Idempotent: does nothing when it is already installed.
 set -euo pipefail
 

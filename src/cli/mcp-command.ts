@@ -60,7 +60,7 @@ function wholeNumber(what: string, min: number, max: number): (v: string) => num
   };
 }
 
-/** `loopwatch mcp`: the DESIGN.md contract's flags, plus the run split and the HTTP listener's address and origins. */
+/** `loopwatch mcp`: the flags docs/mcp.md documents, plus the run split and the HTTP listener's address and origins. */
 export function addMcpCommand(program: Command, io: CliIo, setExit: (code: number) => void, version: string): void {
   program
     .command('mcp')

@@ -108,8 +108,8 @@ interface LoopSums {
  * calls), kept only while a detection could still count them, and the running sums of its loop.
  * Model calls of one position that started after every tool call recorded so far ended are
  * "clean": every detection that can count them counts all of them, so they share one entry (an
- * agent's tens of model calls between two tool calls cost one entry, not tens (bench: memory per
- * active trace, the agent mix as run, 4.41 → 2.05 KiB, with `loop` made at the first detection).
+ * agent's tens of model calls between two tool calls cost one entry, not tens (bench/NOTES.md:
+ * memory per active trace, the agent mix as run, with `loop` made at the first detection).
  */
 export class ModelCallWindow {
   private data: number[] = [];

@@ -60,7 +60,7 @@ export interface CallContext {
   readonly flags: number;
   /**
    * `SEEN_*` bits: which earlier calls the history holds. A rule whose repetition cannot be among
-   * them counts the current call alone without walking the history (bench: agent mix, 2.8 %).
+   * them counts the current call alone without walking the history (bench/NOTES.md, agent mix).
    */
   readonly seen: number;
   /** The current step continues a cycle of period ≥ 2: plain repeats are left to the cycle rule. */

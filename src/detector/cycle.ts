@@ -38,8 +38,8 @@ const F_SIG = 0;
 const F_TOOL = 1;
 /**
  * The first call's record number, the evidence rank and "all pollers" in one number:
- * `(record · 4 + rank) · 2 + (all pollers ? 1 : 0)`, exact below 2^53 (bench: memory per active
- * trace, the agent mix as run, 1.96–1.99 → 1.93 KiB).
+ * `(record · 4 + rank) · 2 + (all pollers ? 1 : 0)`, exact below 2^53 (bench/NOTES.md: memory
+ * per active trace, the agent mix as run).
  */
 const F_RECORD_RANK_POLLERS = 2;
 const F_IDLE = 3;

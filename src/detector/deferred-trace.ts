@@ -28,8 +28,8 @@ interface Deferred {
  * original alive). The first time a tool name comes back, the waiting calls are recorded in their
  * order, then the new one, and the trace is evaluated eagerly from then on. The engine sees
  * exactly the sequence it would have seen, so the detections are the same; a trace that never
- * calls a tool twice never pays for a call history (bench: memory per active trace, one call:
- * half the memory).
+ * calls a tool twice never pays for a call history (bench/NOTES.md: memory per active
+ * trace, one call).
  */
 export class DeferredTrace {
   private detector: TraceDetector | undefined;

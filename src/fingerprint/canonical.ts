@@ -58,8 +58,8 @@ const PLACEHOLDER = 0x1;
 /**
  * Walks one value. Every method leaves the node's hash in `ha`/`hb` (see `lanes.ts`); the
  * JSON-text hasher calls back into the leaf methods, so both paths share one definition of
- * every leaf. Walkers are pooled (`fingerprint` below), their buffers reused (bench: agent mix,
- * about 31 %).
+ * every leaf. Walkers are pooled (`fingerprint` below), their buffers reused (bench/NOTES.md,
+ * agent mix).
  */
 export class Walker implements LanePair {
   ha = 0;
@@ -262,8 +262,8 @@ export class Walker implements LanePair {
     }
     if (t.control) this.control = true;
     // Only whether some leaf informs matters (see `Fingerprint.informative`): once one does, the
-    // word checks of the others are skipped (bench: agent mix, 1.861 → 1.712, with the in-place
-    // word comparison of `isStatusWordRange`).
+    // word checks of the others are skipped (bench/NOTES.md, agent mix, with the in-place word
+    // comparison of `isStatusWordRange`).
     if (this.informative === 0 && t.words > 0 && !(t.alnum <= MAX_STATUS_WORD_LENGTH && isStatusWordRange(u, start, end)) && !isAcknowledgementRange(u, start, end)) this.informative++;
     t.finish();
     this.ha = t.ha;

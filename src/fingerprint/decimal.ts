@@ -2,7 +2,7 @@ import { Char } from './chars.js';
 
 /**
  * The value of a JSON number token read from code units, exactly as `Number(text)` gives it,
- * without building the text (bench: agent mix, about 9 %). Every value is either computed by a
+ * without building the text (bench/NOTES.md, agent mix). Every value is either computed by a
  * path proven to round correctly or left to the caller, who converts the text:
  *
  * - up to 15 significant digits and a power of ten up to 10^22: one multiplication or division

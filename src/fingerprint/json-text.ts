@@ -201,7 +201,7 @@ export class JsonTextHasher {
     for (;;) {
       if (c !== Char.Quote) return Status.Invalid;
       // The member name, hashed as it is scanned (`text` in `lanes.ts`: pairs of units as 32-bit
-      // words, alternating lanes), unless it has escapes (bench: agent mix, 2–3 %).
+      // words, alternating lanes), unless it has escapes (bench/NOTES.md, agent mix).
       const k0 = this.pos + 1;
       let p = k0;
       let a = seedA(Tag.Key);

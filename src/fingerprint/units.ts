@@ -1,6 +1,6 @@
 /**
  * Strings as UTF-16 code units in typed arrays, filled by a native copy from `NATIVE_FROM` units
- * on (bench: agent mix, about 8 %): text hashes read two units at a time as one 32-bit word.
+ * on (bench/NOTES.md, agent mix): text hashes read two units at a time as one 32-bit word.
  * Every string a fingerprint reads (JSON text, string leaves, member names) is read from one of
  * these.
  */

@@ -71,7 +71,7 @@ function normalizedKeyHash(u: Uint16Array, start: number, end: number): number {
  */
 export class VolatileKeyMatcher {
   private readonly byHash = new Set<number>();
-  /** Direct-mapped cache: [name hash lane a, lane b, verdict (1 no, 2 yes)] per slot (bench: agent mix, about 4 %). */
+  /** Direct-mapped cache: [name hash lane a, lane b, verdict (1 no, 2 yes)] per slot (bench/NOTES.md, agent mix). */
   private readonly verdicts = new Int32Array(Keys.VerdictSlots * 3);
   /** No volatile names at all. */
   private readonly none: boolean;
@@ -238,7 +238,7 @@ export function isStatusWordRange(u: Uint16Array, start: number, end: number): b
  * Words of acknowledgements that say a command or a write went through and nothing else: shell
  * tools' envelopes (`<returncode>0</returncode><output></output>`), "File written", "The command
  * completed successfully with no output". Different commands answered this way are different
- * work, not one question rephrased (issue 14: honest coding runs were stopped on them).
+ * work, not one question rephrased (honest coding runs were stopped on them).
  */
 const ACK_WORDS = new Set([
   ...STATUS_WORDS,

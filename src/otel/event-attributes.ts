@@ -2,7 +2,7 @@ import { ATTR_GEN_AI_AGENT_NAME, ATTR_GEN_AI_PROMPT_NAME, ATTR_GEN_AI_TOOL_NAME 
 import type { TraceLoopSummary } from '../cost/summary.js';
 import type { LoopDetection } from '../detector/types.js';
 
-/** The span event and its attributes (DESIGN.md contract). */
+/** The span event and its attributes (docs/semantic-conventions.md, docs/api.md). */
 export const LOOP_EVENT_NAME = 'loop.detected';
 export const ATTR_LOOP_KIND = 'loop.kind';
 export const ATTR_LOOP_LEVEL = 'loop.level';
@@ -36,7 +36,7 @@ export const ATTR_LOOP_AFTER_DETECTION_COST_USD = 'loop.after_detection.cost.usd
 export type EventAttributes = Record<string, string | number | boolean | string[]>;
 
 /**
- * Attributes of the `loop.detected` span event (DESIGN.md contract). Only names, counts, hashes
+ * Attributes of the `loop.detected` span event (docs/api.md#the-loopdetected-event). Only names, counts, hashes
  * and the engine's own message: never argument or result content, except the opt-in, redacted
  * arguments preview.
  */

@@ -44,7 +44,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
    * pass names on to, and its place among the trace's starts is the same). Any other hook, and
    * `abortSignal`, first looks at it as its start would have (`lookAtUnseenStart`). Until the SDK is
    * seen to call `onEnding` (2.3 and later), spans are looked at when they start.
-   * (bench: single-tool mix, 5 %)
+   * (bench/NOTES.md, single-tool mix)
    */
   private unseenStart: WritableToolSpan | undefined;
   private unseenStartContext: Context | undefined;

@@ -258,8 +258,7 @@ export class ToolSpans {
    * is worth remembering any more, unless the root is a tool call itself (a tool server receiving
    * remote calls: the next call of the same agent run arrives as another root); a tool span with no
    * parent at all began its trace, and ends it like any root, so nothing is kept for it and nothing
-   * is left to evict (bench: parentless tool spans, 7.34× → 1.61× a bare pipeline, with the trace
-   * store's list). Names a span got after it started (Langfuse, the Mastra bridge) become the
+   * is left to evict (bench/NOTES.md: parentless tool spans, with the trace store's list). Names a span got after it started (Langfuse, the Mastra bridge) become the
    * trace's latest. Returns the trace's state when the trace ended (it is no longer tracked).
    */
   spanEnded(span: ReadableToolSpan, reading: SpanReading | undefined, wasToolCall: boolean): TraceState | undefined {

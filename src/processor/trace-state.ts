@@ -63,7 +63,7 @@ export class TraceState implements StoreLinks<TraceState> {
   waiting: DeferredTrace | undefined;
   /**
    * The engine's state for this trace, once the waiting calls made it: held here, the waiting
-   * calls let go (bench: memory per active trace, the agent mix as run, 2.06 → 1.96 KiB, with
+   * calls let go (bench/NOTES.md: memory per active trace, the agent mix as run, with
    * `outcome`).
    */
   detector: TraceDetector | undefined;

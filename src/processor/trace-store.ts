@@ -28,11 +28,11 @@ const SWEEP_EVERY_MS = 1_000;
  * drops the idle ones from the old end, so each costs only what it removes. Idle times are read
  * from the monotonic clock: a change of the wall clock cannot stretch or shrink them.
  *
- * The list, not the Map's insertion order, says which trace is oldest (bench: one tool call per
- * trace, the root never ended, 3.84× → 2.76× a bare pipeline).
+ * The list, not the Map's insertion order, says which trace is oldest (bench/NOTES.md: one tool call
+ * per trace, the root never ended).
  *
  * The newest trace is held beside the Map until a newer one comes, so that an app running one
- * agent at a time never inserts into or deletes from the Map (bench: single-tool mix, 2 %).
+ * agent at a time never inserts into or deletes from the Map (bench/NOTES.md, single-tool mix).
  */
 export class TraceStore<T extends StoreLinks<T>> {
   private readonly map = new Map<string, T>();
@@ -50,7 +50,7 @@ export class TraceStore<T extends StoreLinks<T>> {
 
   constructor(private readonly options: TraceStoreOptions) {
     // Whole milliseconds: idle times need no finer grain, and a small integer is stored in the
-    // state itself (bench: memory per active trace, with the packings of history.ts).
+    // state itself (bench/NOTES.md, memory per active trace, with the packings of history.ts).
     this.now = options.now ?? (() => Math.floor(performance.now()));
   }
 

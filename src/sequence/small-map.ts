@@ -1,7 +1,7 @@
 /**
  * A map from span ids that holds its first entry in two fields and makes a `Map` only for a
  * second one. Per-trace tables (open tool calls, named spans, parallel batches) hold one entry
- * most of the time (bench: memory per active trace, 8 %).
+ * most of the time (bench/NOTES.md, memory per active trace).
  */
 export class SmallMap<V> {
   private key: string | undefined;

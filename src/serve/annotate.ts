@@ -9,7 +9,7 @@ import type { ReplayedTrace } from '../replay/trace-replay.js';
 import type { HeldSpan } from './held.js';
 
 export interface AnnotateOptions {
-  /** Also write `gen_ai.operation.name` / `gen_ai.tool.name` on tool spans of other dialects (the processor's `normalizeToolSpans`). */
+  /** Also write `gen_ai.operation.name` / `gen_ai.tool.name` on tool spans of other conventions (the processor's `normalizeToolSpans`). */
   readonly normalizeToolSpans: boolean;
 }
 
@@ -17,7 +17,7 @@ export interface AnnotateOptions {
  * Writes on the held spans of a completed trace what the processor writes on live spans: a
  * `loop.detected` event on the tool span whose call completed the evidence (the contract's
  * attributes), the prompt template name on every tool span that lacks it, and the gen_ai tool
- * keys on tool spans of other dialects, so that the collector counts every dialect the same way.
+ * keys on tool spans of other conventions, so that the collector counts every convention the same way.
  */
 export function annotateTrace(trace: ReplayedTrace<HeldSpan>, options: AnnotateOptions): void {
   if (trace.calls.length === 0) return;

@@ -43,7 +43,7 @@ export function cells(): CellInfo[] {
     });
 }
 
-/** The oldest Node the package allows: the least version `engines.node` accepts (semver, as in test/package/engines.test.ts). */
+/** The oldest Node the package allows: the least version `engines.node` accepts (semver, as in test/package/engines.unit.test.ts). */
 export const NODE_FLOOR = semver.minVersion((JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node)?.version ?? '';
 
 /** The Node binaries the cells run on, by `CellNode`. */

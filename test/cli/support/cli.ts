@@ -1,12 +1,11 @@
 /** Runs `loopwatch` in process (main) or as the packaged bin, and the inputs the CLI tests feed it. */
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { PassThrough, Readable, type Writable } from 'node:stream';
 import { main } from '../../../src/cli/main.js';
+import { BIN, ROOT } from './built-bin.js';
 
-export const ROOT = join(import.meta.dirname, '../../..');
-export const BIN = join(ROOT, 'packages/cli/dist/cli.js');
+export { BIN, ensureBuilt, ROOT } from './built-bin.js';
 export const FIXTURES = join(ROOT, 'test/fixtures/otlp');
 
 export interface CliRun {
@@ -35,11 +34,6 @@ export async function cli(args: readonly string[], options: CliOptions = {}): Pr
   const stdin = input instanceof Readable ? input : Readable.from(input !== undefined ? [typeof input === 'string' ? input : Buffer.from(input)] : []);
   const code = await main(args, { stdout, stderr, stdin, env: options.env ?? {}, interactive: false });
   return { code, stdout: out.join(''), stderr: err.join('') };
-}
-
-/** `npm test` builds first; building here too keeps `vitest run test/cli` usable on its own. */
-export function ensureBuilt(): void {
-  if (!existsSync(BIN)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
 }
 
 export interface BinRun extends CliRun {

@@ -1,5 +1,5 @@
 /**
- * The same OTLP/JSON data in the shapes other tools write (see scan-formats.test.ts for the
+ * The same OTLP/JSON data in the shapes other tools write (see scan-formats.cli.test.ts for the
  * sources): Grafana Tempo's API answer and Jaeger's JSON as the collector's translator makes it.
  */
 type Json = Record<string, unknown>;

@@ -1,4 +1,4 @@
-"""A small Python agent for loopwatch's serve e2e (test/e2e/serve-python.test.ts).
+"""A small Python agent for loopwatch's serve e2e (test/e2e/serve-python.e2e.test.ts).
 
 It runs the real OpenTelemetry SDK from PyPI and exports OTLP/HTTP protobuf, as a Python agent in
 production would. Three instrumentation dialects, one per agent:

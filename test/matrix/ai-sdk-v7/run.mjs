@@ -1,6 +1,6 @@
 // The real AI SDK v7 with @ai-sdk/otel (gen_ai spans: invoke_agent, step N, chat, execute_tool
 // {tool}), driven by the SDK's own MockLanguageModelV3 through a real SDK 2.x provider; only the
-// model is mocked. Prints one JSON line that test/matrix/ai-sdk-v7.test.ts asserts on. Its own
+// model is mocked. Prints one JSON line that test/matrix/ai-sdk-v7.package.test.ts asserts on. Its own
 // cell because ai@7 and @ai-sdk/otel declare Node >= 22 (the root project supports Node 20).
 import { OpenTelemetry } from '@ai-sdk/otel';
 import { context, trace } from '@opentelemetry/api';

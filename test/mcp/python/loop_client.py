@@ -1,5 +1,5 @@
 """A Python MCP client (the official `mcp` SDK) through `loopwatch mcp` over stdio, for the e2e
-test test/mcp/python-client.test.ts. It makes the same failing call five times, then another
+test test/mcp/python-client.e2e.test.ts. It makes the same failing call five times, then another
 call, and prints one JSON line per call: what the model would read (the text) and isError.
 
 Usage: python loop_client.py <tool> <arguments as JSON> <other tool> <its arguments> -- <command> [args...]

@@ -2,7 +2,7 @@
  * Instrumentation packages that run offline, used for real: their own spans through a real SDK
  * 2.x provider with loopwatch registered. Langfuse (`@langfuse/tracing`) and OpenInference's
  * LangChain.js instrumentation (`@arizeai/openinference-instrumentation-langchain` over real
- * `@langchain/core` tools). The AI SDK has its own files (test/integration/ai-sdk-v*.test.ts).
+ * `@langchain/core` tools). The AI SDK has its own files (test/processor/ai-sdk-v*.integration.test.ts).
  */
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
@@ -14,7 +14,7 @@ import { tool as langchainTool } from '@langchain/core/tools';
 import { setLangfuseTracerProvider, startActiveObservation, startObservation } from '@langfuse/tracing';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { aiHarness, inRunSpan, loopEvents, type AiHarness } from '../integration/ai-sdk-harness.js';
+import { aiHarness, inRunSpan, loopEvents, type AiHarness } from '../processor/ai-sdk-harness.js';
 
 let h: AiHarness | undefined;
 afterEach(async () => {

@@ -6,12 +6,13 @@
  */
 import { credentials as grpcCredentials, makeGenericClientConstructor, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EXPORT_PATH } from '../../src/serve/grpc.js';
+import { BIN, ensureBuilt } from '../cli/support/built-bin.js';
 import { freePorts } from '../e2e/support/ports.js';
 import { json, loopSpans, postJson, protobuf, startServe, until } from './support.js';
 
@@ -92,13 +93,12 @@ describe('serve over TLS, with credentials', () => {
   });
 
   it('the command takes --tls-cert, --tls-key and --bearer-token-file', async () => {
-    const bin = join(import.meta.dirname, '../../packages/cli/dist/cli.js');
-    if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: join(import.meta.dirname, '../..'), stdio: 'ignore' });
+    ensureBuilt();
     writeFileSync(join(dir, 'token'), 'file-token\n');
     const [port] = (await freePorts(1)) as [number];
     const child = spawn(
       process.execPath,
-      [bin, 'serve', '--port', String(port), '--forward', 'http://127.0.0.1:9', '--tls-cert', join(dir, 'server.pem'), '--tls-key', join(dir, 'server.key'), '--bearer-token-file', join(dir, 'token')],
+      [BIN, 'serve', '--port', String(port), '--forward', 'http://127.0.0.1:9', '--tls-cert', join(dir, 'server.pem'), '--tls-key', join(dir, 'server.key'), '--bearer-token-file', join(dir, 'token')],
       { env: { ...process.env, OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';

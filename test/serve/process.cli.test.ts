@@ -4,22 +4,18 @@
  * the spool loses nothing and counts no detection twice; one log line per detection; the forward
  * target is reported at start with whether it answered.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../e2e/support/ports.js';
 import { agentTrace, type OtlpSpan } from '../support/otlp.js';
+import { BIN, ensureBuilt } from '../cli/support/built-bin.js';
 import { FakeDownstream } from './downstream.js';
 import { json, loopSpans, rootless, sleep, until } from './support.js';
 
-const root = join(import.meta.dirname, '../..');
-const bin = join(root, 'packages/cli/dist/cli.js');
-
-beforeAll(() => {
-  if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' });
-}, 120_000);
+beforeAll(() => ensureBuilt(), 120_000);
 
 interface ServeProcess {
   readonly child: ChildProcess;
@@ -38,7 +34,7 @@ afterEach(async () => {
 
 async function serve(args: string[]): Promise<ServeProcess> {
   const [port] = (await freePorts(1)) as [number];
-  const child = spawn(process.execPath, [bin, 'serve', '--port', String(port), ...args], {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), ...args], {
     env: { ...process.env, OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -1,5 +1,5 @@
 /**
- * gateway.yaml against the DESIGN.md contract: metric names and labels, where counting sits
+ * gateway.yaml against the metric contract (docs/alerts.md, docs/semantic-conventions.md): metric names and labels, where counting sits
  * relative to sampling, and the steps that make the count connector's deltas correct counters.
  * The e2e tests prove the behaviour; these fail fast and say which piece moved.
  */

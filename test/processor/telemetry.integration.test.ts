@@ -30,7 +30,7 @@ function metricsHarness() {
     for (const sm of last?.scopeMetrics ?? []) {
       expect(sm.scope.name).toBe('loopwatch');
       for (const m of sm.metrics) {
-        // serve's own gauges (memory, spool, connections) are checked in test/serve/limits.test.ts
+        // serve's own gauges (memory, spool, connections) are checked in test/serve/limits.integration.test.ts
         if (m.descriptor.name.startsWith('loopwatch.serve.')) continue;
         expect((m as { aggregationTemporality?: number }).aggregationTemporality).toBe(AggregationTemporality.CUMULATIVE);
         for (const p of m.dataPoints) {

@@ -259,12 +259,12 @@ describe('prices in the configuration', () => {
   });
 });
 
-describe('the README on prices', () => {
-  it('shows price tables that the configuration accepts', () => {
-    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
-    const blocks = [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').filter((b) => /^prices:/m.test(b));
+describe('the docs on prices', () => {
+  it('show price tables that the configuration accepts', () => {
+    const docs = ['docs/loop-cost.md', 'docs/configuration.md'].map((f) => readFileSync(join(import.meta.dirname, '../..', f), 'utf8')).join('\n');
+    const blocks = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').filter((b) => /^prices:/m.test(b));
     expect(blocks.length).toBeGreaterThanOrEqual(2);
-    for (const b of blocks) expect(Object.keys(parseConfigText(b, 'README.md').prices ?? {}).length).toBeGreaterThan(0);
+    for (const b of blocks) expect(Object.keys(parseConfigText(b, 'docs').prices ?? {}).length).toBeGreaterThan(0);
   });
 
   it("an agent's tens of model calls between two tool calls take one entry, and every figure stays what it was", () => {

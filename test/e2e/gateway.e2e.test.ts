@@ -184,7 +184,7 @@ describe('gateway.yaml on a real collector, scraped by a real Prometheus', { tim
     const code = await main(['scan', '--json', gateway.sampledFile], { stdout: out, stderr: new PassThrough(), stdin: Readable.from([]), env: {}, interactive: false });
     // This traffic makes identical calls within one millisecond and the collector regroups spans,
     // so which of two identical spans was "call 3" cannot be told from the export: span ids are
-    // compared exactly in test/cli/scan-matches-processor.test.ts, everything else here.
+    // compared exactly in test/cli/scan-matches-processor.cli.test.ts, everything else here.
     const key = (d: LoopDetection): string => [d.traceId, d.kind, d.level, d.callIndex, d.count, d.fingerprint, d.promptName ?? ''].join(' ');
     const scanned = chunks.join('').split('\n').filter(Boolean).map((l) => key(JSON.parse(l) as LoopDetection));
     expect(scanned.sort()).toEqual(allDetections().map(key).sort());

@@ -130,8 +130,9 @@ describe('loopwatch serve: OTLP/HTTP in, annotated spans out', () => {
   });
 
   it('rebuilds a trace from many requests, both encodings and gzip, out of order: the same detections as scan', async () => {
-    // the roots come first: a quiet period longer than a busy machine's pause between two requests
-    const { base, down, detections } = await start({ limits: { quietAfterRoot: 1_000 } });
+    // the roots come first: a quiet time longer than a busy machine's gap between two requests,
+    // so that no trace is taken as complete before its last request
+    const { base, down, detections } = await start({ limits: { quietAfterRoot: 1_000, traceWait: 10_000 } });
     const traces = [loopSpans('multi-a', 'a', 7), honestSpans('multi-b'), loopSpans('multi-c', 'c', 4)];
     const all = interleave(...traces);
     // root spans first (a tail sampler regrouping), then the rest shuffled in small requests

@@ -1,6 +1,6 @@
 /** The packaged `loopwatch serve` command: the contract's flags, usage errors, and a SIGTERM that forwards what is held. */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -8,13 +8,9 @@ import { freePorts } from '../e2e/support/ports.js';
 import { FakeDownstream } from '../serve/downstream.js';
 import { agentTrace, tracesData } from '../support/otlp.js';
 import { LIMITS } from '../../src/serve/limits.js';
+import { BIN, ensureBuilt } from './support/built-bin.js';
 
-const root = join(import.meta.dirname, '../..');
-const bin = join(root, 'packages/cli/dist/cli.js');
-
-beforeAll(() => {
-  if (!existsSync(bin)) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' });
-}, 120_000);
+beforeAll(() => ensureBuilt(), 120_000);
 
 const downs: FakeDownstream[] = [];
 afterEach(async () => {
@@ -23,7 +19,7 @@ afterEach(async () => {
 
 describe('loopwatch serve (the CLI)', () => {
   it('offers the contract flags first, then every limit as a flag and an environment variable', () => {
-    const help = spawnSync(process.execPath, [bin, 'serve', '--help'], { encoding: 'utf8' });
+    const help = spawnSync(process.execPath, [BIN, 'serve', '--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);
     const flags = [...help.stdout.matchAll(/^\s+(--[a-z-]+)/gm)].map((m) => m[1]);
     expect(flags.slice(0, 6)).toEqual(['--host', '--port', '--forward', '--forward-protocol', '--trace-wait', '--config']);
@@ -50,19 +46,19 @@ describe('loopwatch serve (the CLI)', () => {
       [{ LOOPWATCH_SERVE_MAX_MEMORY: 'lots' }, /LOOPWATCH_SERVE_MAX_MEMORY must be a size/],
     ];
     for (const [env, message] of envCases) {
-      const res = spawnSync(process.execPath, [bin, 'serve'], { encoding: 'utf8', timeout: 10_000, env: { ...process.env, ...env } });
+      const res = spawnSync(process.execPath, [BIN, 'serve'], { encoding: 'utf8', timeout: 10_000, env: { ...process.env, ...env } });
       expect(res.status, JSON.stringify(env)).toBe(2);
       expect(res.stderr).toMatch(message);
     }
     for (const [args, message] of cases) {
-      const res = spawnSync(process.execPath, [bin, 'serve', ...args], { encoding: 'utf8', timeout: 10_000 });
+      const res = spawnSync(process.execPath, [BIN, 'serve', ...args], { encoding: 'utf8', timeout: 10_000 });
       expect(res.status, args.join(' ')).toBe(2);
       expect(res.stderr).toMatch(message);
     }
     const dir = mkdtempSync(join(tmpdir(), 'loopwatch-serve-'));
     const config = join(dir, 'bad.yaml');
     writeFileSync(config, 'thresholds:\n  repeat: lots\n');
-    const bad = spawnSync(process.execPath, [bin, 'serve', '--config', config], { encoding: 'utf8', timeout: 10_000 });
+    const bad = spawnSync(process.execPath, [BIN, 'serve', '--config', config], { encoding: 'utf8', timeout: 10_000 });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain(`${config}:2`);
     // nine starts of the CLI, each about a second of CPU: on a loaded machine several seconds each
@@ -72,7 +68,7 @@ describe('loopwatch serve (the CLI)', () => {
     const down = await new FakeDownstream().start();
     downs.push(down);
     const [port] = (await freePorts(1)) as [number];
-    const child = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--forward', down.url, '--forward-protocol', 'http/json', '--trace-wait', '600000'], {
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--forward', down.url, '--forward-protocol', 'http/json', '--trace-wait', '600000'], {
       // a span-count limit of earlier versions: replaced by --max-memory, and said so
       env: { ...process.env, OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none', LOOPWATCH_SERVE_MAX_HELD_SPANS: '1000' },
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -53,7 +53,7 @@ const toolSpans = (r: Run) => r.spans.filter((s) => s.name === 'execute_tool sea
 
 describe('AI SDK v7 with @ai-sdk/otel (gen_ai spans) with a real tracer provider, on Node 22', () => {
   it('runs the versions it is meant to test', () => {
-    expect(cell.suite).toBe('ai-sdk-v7.test.ts');
+    expect(cell.suite).toBe('ai-sdk-v7.package.test.ts');
     expect(out.node.startsWith('v22.')).toBe(true);
     expect(cell.installed('ai')).toBe('7.0.173');
     expect(cell.installed('@ai-sdk/otel')).toBe('1.0.173');

@@ -12,7 +12,7 @@ import { context as contextApi, trace as traceApi } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ToolLoopError, type LoopDetection, type TraceLoopSummary } from '../../src/index.js';
-import { aiHarness, inRunSpan, loopEvents, type AiHarness } from './ai-sdk-harness.js';
+import { aiHarness, inRunSpan, loopEvents, type AiHarness } from '../processor/ai-sdk-harness.js';
 
 const PRICES = { 'mock-model-2026-01-01': { input: 2, output: 8, cachedInput: 0.5 } };
 const input = (n: number): number => 1000 * n;
