@@ -111,8 +111,8 @@ export function toolCallFields(
   return {
     toolName,
     arguments: args === null ? undefined : args,
-    // a failed call's "result" is usually the error text: the outcome is the error class
-    result: result === null || error ? undefined : result,
+    // a failed call's "result" is its output (a failing command's): part of what the failure said
+    result: result === null ? undefined : result,
     error,
     callId,
   };

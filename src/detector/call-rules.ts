@@ -1,5 +1,5 @@
 import { combineAll, type Hash } from '../fingerprint/hash.js';
-import { HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
+import { HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
 import { walkStreak, type Streak, type StreakQuery } from './streak.js';
 import type { Thresholds } from './thresholds.js';
 
@@ -56,7 +56,10 @@ export interface CallContext {
   readonly tool: number;
   readonly toolHash: Hash;
   readonly args: Hash;
+  /** The outcome: the result's fingerprint (NaN when not captured), or what the failure said. */
   readonly out: Hash;
+  /** A failure's error class (NaN for a success). */
+  readonly errorClass: Hash;
   readonly flags: number;
   /**
    * `SEEN_*` bits: which earlier calls the history holds. A rule whose repetition cannot be among
@@ -65,6 +68,11 @@ export interface CallContext {
   readonly seen: number;
   /** The current step continues a cycle of period ≥ 2: plain repeats are left to the cycle rule. */
   readonly inCycle: boolean;
+  /**
+   * The oldest history index a rule may look at: the first call after the latest user message that
+   * told the agent something new (0: none, or it is older than the history).
+   */
+  readonly floor: number;
   /** Calls in a row, the current one included, that brought nothing new to the trace; and which such run this is. */
   readonly drought: { readonly length: number; readonly episode: number; readonly firstEnd: number; readonly firstBack: number };
 }
@@ -82,6 +90,7 @@ const R_FAILURE = 0x104;
 const R_ERROR_CLASS = 0x105;
 const R_UNKNOWN = 0x106;
 const R_NOTHING_NEW = 0x107;
+const R_CHANGING_FAILURE = 0x108;
 
 /** Thresholds raised for evidence short of arguments and result (the stricter of the two pairs). */
 export function degrade(t: Thresholds, evidence: Evidence, settings: RuleSettings): Thresholds {
@@ -113,53 +122,93 @@ function stopAt(t: Thresholds): number {
   return Number.isFinite(t.critical) ? t.critical : t.warning;
 }
 
-function options(ctx: CallContext): { gapBudget: number; idleMs: number; weight: number } {
-  return { gapBudget: ctx.settings.gapBudget, idleMs: ctx.settings.spacing.idleMs, weight: ctx.settings.spacing.weight };
+function options(ctx: CallContext): { gapBudget: number; idleMs: number; weight: number; floor: number } {
+  return { gapBudget: ctx.settings.gapBudget, idleMs: ctx.settings.spacing.idleMs, weight: ctx.settings.spacing.weight, floor: ctx.floor };
 }
 
 function has(flags: number, bit: number): boolean {
   return (flags & bit) !== 0;
 }
 
-/** Same tool, same arguments, same outcome, called again and again. */
-export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Measurement | undefined {
-  const { history: h, tool, args, out, flags } = ctx;
-  if (!has(flags, OK) || ctx.inCycle) return undefined;
+/** What an identical success rests on: arguments and result, arguments only, an informative result only, or the name. */
+function successEvidence(flags: number): Evidence {
   const hasArgs = has(flags, HAS_ARGS);
   const hasResult = has(flags, HAS_RESULT);
-  const evidence: Evidence =
-    hasArgs && hasResult ? 'arguments+result' : hasArgs ? 'arguments' : hasResult && has(flags, INFORMATIVE) ? 'result' : 'name';
+  return hasArgs && hasResult ? 'arguments+result' : hasArgs ? 'arguments' : hasResult && has(flags, INFORMATIVE) ? 'result' : 'name';
+}
+
+/**
+ * The same call with the same success: its occurrences, and the same call answering differently,
+ * which is progress (a poll that moved) and ends the run.
+ */
+function sameSuccess(ctx: CallContext, limit: number): StreakQuery {
+  const { history: h, tool, args, out, flags } = ctx;
+  const hasResult = has(flags, HAS_RESULT);
+  return {
+    occurrence: (i) => h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out),
+    breaks: (i) => hasResult && h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args) && !sameHash(h.out(i), out),
+    // Without arguments novelty is unknowable: any other tool in between counts as other work.
+    ...(has(flags, HAS_ARGS) ? {} : { gap: (i: number) => h.tool(i) !== tool }),
+    spacing: true,
+    stopAt: limit,
+  };
+}
+
+/**
+ * The same call with the same answer, nothing new between: each repetition only repeats what the
+ * agent already had (other calls between that repeat earlier calls add nothing either). The
+ * evidence that the agent got no new information.
+ */
+export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Measurement | undefined {
+  const { history: h, args, out, flags } = ctx;
+  if (!has(flags, OK) || ctx.inCycle) return undefined;
+  const evidence = successEvidence(flags);
   const thresholds = degrade(ruleThresholds, evidence, ctx.settings);
   if (!active(thresholds)) return undefined;
   const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
   if ((ctx.seen & SEEN_CALL) === 0) return countsAlone(thresholds) ? { key, value: 1, count: 1, ...alone(h), thresholds, evidence } : undefined;
-  const q: StreakQuery = {
-    occurrence: (i) => h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out),
-    // The same call answering differently is progress (a poll that moved).
-    breaks: (i) =>
-      hasResult && h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args) && !sameHash(h.out(i), out),
-    // Without arguments novelty is unknowable: any other tool in between counts as other work.
-    ...(hasArgs ? {} : { gap: (i: number) => h.tool(i) !== tool }),
-    spacing: true,
-    stopAt: stopAt(thresholds),
-  };
-  const s = walkStreak(h, q, options(ctx));
-  if (s.weighted >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, REPEATS_EARLIER)) {
-    return { key, value: s.weighted, count: s.count, ...evidenceStart(h, s), thresholds, evidence };
-  }
-  // The same call with the same answer, with other work between its repetitions: a check whose
-  // output stays the same after every fix (edit → test → the same output), or one call returning
-  // to a rotation of re-reads. Re-checking after work is normal, and honest edit → test rounds
-  // on the real-run corpus print the same output up to four times before it moves
-  // (matplotlib-24570): two more repetitions than for calls in a row; the same call answering
-  // differently ends it.
-  const apart = degradeBy(thresholds, 2);
-  const spread = walkStreak(h, { ...q, gap: () => false, stopAt: stopAt(apart) }, options(ctx));
-  return { key, value: spread.weighted, count: spread.count, ...evidenceStart(h, spread), thresholds: apart, evidence };
+  const q = sameSuccess(ctx, stopAt(thresholds));
+  const s = walkStreak(h, { ...q, ...(has(flags, HAS_ARGS) ? { gap: (i: number) => has(h.flags(i), NEWS) } : {}), budget: 0 }, options(ctx));
+  return { key, value: s.weighted, count: s.count, ...evidenceStart(h, s), thresholds, evidence };
 }
 
+/** Thresholds raised by `n` (repetitions far apart need more of them). */
 function degradeBy(t: Thresholds, n: number): Thresholds {
   return { warning: t.warning + n, critical: t.critical + n };
+}
+
+/**
+ * With other work between them, the repetitions of a call that is judged again (its first walk
+ * ended at work) need this many more (`recheck`), or one more for a failure (`failingRecheck`).
+ */
+const APART_REPEATS = 2;
+const APART_FAILURES = 1;
+
+/**
+ * The same call with the same answer, other work between its repetitions: one unrelated call
+ * inside a loop, a check whose output stays the same after every fix (edit → test → the same
+ * output), or one call returning to a rotation of re-reads. Weaker than `identicalCalls`: the work
+ * between may be what the agent wanted to verify. So a streak survives `gapBudget` calls of new
+ * work at the rule's levels; past them, every repetition since the call last answered differently
+ * counts, and `APART_REPEATS` more are needed. It shares `identicalCalls`' key: one loop, one report.
+ */
+export function recheck(ctx: CallContext, ruleThresholds: Thresholds): Measurement | undefined {
+  const { history: h, args, out, flags } = ctx;
+  if (!has(flags, OK) || ctx.inCycle || (ctx.seen & SEEN_CALL) === 0) return undefined;
+  const evidence = successEvidence(flags);
+  const thresholds = degrade(ruleThresholds, evidence, ctx.settings);
+  if (!active(thresholds)) return undefined;
+  const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
+  const q = sameSuccess(ctx, stopAt(thresholds));
+  const near = walkStreak(h, q, options(ctx));
+  // Nothing new between the repetitions: the evidence of `identicalCalls`, not of this rule.
+  if (near.news === 0) return undefined;
+  if (near.weighted >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, HAS_ARGS)) {
+    return { key, value: near.weighted, count: near.count, ...evidenceStart(h, near), thresholds, evidence };
+  }
+  const apart = degradeBy(thresholds, APART_REPEATS);
+  const s = walkStreak(h, { ...q, gap: () => false, stopAt: stopAt(apart) }, options(ctx));
+  return { key, value: s.weighted, count: s.count, ...evidenceStart(h, s), thresholds: apart, evidence };
 }
 
 /**
@@ -210,7 +259,11 @@ export function changingOutput(ctx: CallContext, thresholds: Thresholds): Measur
   };
 }
 
-/** Different arguments, the same informative answer: paraphrasing a query that cannot succeed. */
+/**
+ * Different arguments, the same informative answer: paraphrasing a query that cannot succeed. A
+ * result's identity includes its call's targets (`ToolOutcome.resultHash`), so calls acting on
+ * different records, files or pages never give "the same answer": only rewordings do.
+ */
 export function sameResult(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
   const { history: h, tool, out, flags } = ctx;
   if (!has(flags, OK) || !has(flags, HAS_RESULT) || !has(flags, INFORMATIVE) || !has(flags, HAS_ARGS)) return undefined;
@@ -238,65 +291,103 @@ export function sameResult(ctx: CallContext, thresholds: Thresholds): Measuremen
   };
 }
 
+/** A failure of the call to count for the failure rules: with arguments, of a tool that exists. */
+function countableFailure(flags: number): boolean {
+  return !has(flags, OK) && !has(flags, UNKNOWN_TOOL) && has(flags, HAS_ARGS);
+}
+
+/** The same call failing the same way (class, message and output alike), with `gap` deciding what ends it. */
+function identicalFailure(ctx: CallContext, thresholds: Thresholds, gap: ((i: number) => boolean) | undefined, budget: number): { measurement: Measurement; news: number } {
+  const { history: h, tool, args, out } = ctx;
+  const s = walkStreak(
+    h,
+    {
+      occurrence: (i) => h.tool(i) === tool && !has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out),
+      // The same call succeeding (the failure was transient), or failing differently (the fix changed something).
+      breaks: (i) => h.tool(i) === tool && sameHash(h.args(i), args) && (has(h.flags(i), OK) || !sameHash(h.out(i), out)),
+      ...(gap ? { gap } : {}),
+      budget,
+      spacing: false,
+      stopAt: stopAt(thresholds),
+    },
+    options(ctx),
+  );
+  const measurement: Measurement = { key: combineAll(R_FAILURE, ctx.toolHash, args, out), value: s.count, count: s.count, ...evidenceStart(h, s), thresholds, evidence: 'arguments+result' };
+  return { measurement, news: s.news };
+}
+
 /**
- * The same call failing again and again, whatever the error text says; or failing the same way
- * with other work between its attempts (fix → verify whose verification keeps failing alike).
+ * The same call failing with the same error, message and output, nothing new between: retrying it
+ * told the agent nothing it did not know.
  */
 export function repeatedFailure(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
-  const { history: h, tool, args, out, flags } = ctx;
-  if (has(flags, OK) || has(flags, UNKNOWN_TOOL) || !has(flags, HAS_ARGS)) return undefined;
-  if (!active(thresholds)) return undefined;
-  const key = combineAll(R_FAILURE, ctx.toolHash, args);
+  if (!countableFailure(ctx.flags) || !active(thresholds)) return undefined;
+  const h = ctx.history;
+  return identicalFailure(ctx, thresholds, (i) => has(h.flags(i), NEWS), 0).measurement;
+}
+
+/**
+ * The same call failing the same way with other work between its attempts: a fix → verify round
+ * whose verification keeps failing with the same failure. Weaker than `repeatedFailure` (the work
+ * between may be what is being verified): `gapBudget` calls of new work at the rule's levels,
+ * past them every identical failure since the call last failed differently or succeeded, and
+ * `APART_FAILURES` more. It shares `repeatedFailure`'s key: one loop, one report.
+ */
+export function failingRecheck(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
+  if (!countableFailure(ctx.flags) || !active(thresholds) || (ctx.seen & SEEN_CALL) === 0) return undefined;
+  const near = identicalFailure(ctx, thresholds, undefined, ctx.settings.gapBudget);
+  // Nothing new between the attempts: the evidence of `repeatedFailure`, not of this rule.
+  if (near.news === 0) return undefined;
+  if (near.measurement.value >= Math.min(thresholds.warning, thresholds.critical)) return near.measurement;
+  return identicalFailure(ctx, degradeBy(thresholds, APART_FAILURES), () => false, 0).measurement;
+}
+
+/**
+ * The same call failing again and again in a row while what the failure says changes (a flaky
+ * upstream answering "connection reset", then "bad gateway"): nothing else happened between the
+ * attempts, but each failure said something new.
+ */
+export function changingFailure(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
+  const { history: h, tool, args, flags } = ctx;
+  if (!countableFailure(flags) || !active(thresholds) || (ctx.seen & SEEN_ARGS) === 0) return undefined;
   const s = walkStreak(
     h,
     {
       occurrence: (i) => h.tool(i) === tool && !has(h.flags(i), OK) && sameHash(h.args(i), args),
       // A success of the same call: the failure was transient.
       breaks: (i) => h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args),
+      gap: (i) => has(h.flags(i), NEWS),
+      budget: 0,
       spacing: false,
       stopAt: stopAt(thresholds),
     },
     options(ctx),
   );
-  if (s.count >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, REPEATS_EARLIER)) {
-    return { key, value: s.count, count: s.count, ...evidenceStart(h, s), thresholds, evidence: 'arguments+result' };
-  }
-  // Edits or other calls between the attempts: only the identical failure counts, one more of
-  // them is needed, and a different failure of the same call (the fix changed something) ends it.
-  const apart = degradeBy(thresholds, 1);
-  const spread = walkStreak(
-    h,
-    {
-      occurrence: (i) => h.tool(i) === tool && !has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out),
-      breaks: (i) => h.tool(i) === tool && sameHash(h.args(i), args) && (has(h.flags(i), OK) || !sameHash(h.out(i), out)),
-      gap: () => false,
-      spacing: false,
-      stopAt: stopAt(apart),
-    },
-    options(ctx),
-  );
-  return { key, value: spread.count, count: spread.count, ...evidenceStart(h, spread), thresholds: apart, evidence: 'arguments+result' };
+  // The same failure every time is `repeatedFailure`'s.
+  if (s.outputChanges === 0) return undefined;
+  return { key: combineAll(R_CHANGING_FAILURE, ctx.toolHash, args), value: s.count, count: s.count, ...evidenceStart(h, s), thresholds, evidence: 'arguments+result' };
 }
 
 /** One tool failing with the same error class while the arguments keep changing. */
 export function errorClass(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
-  const { history: h, tool, out, flags } = ctx;
+  const { history: h, tool, flags } = ctx;
+  const cls = ctx.errorClass;
   if (has(flags, OK) || has(flags, UNKNOWN_TOOL)) return undefined;
   if (!active(thresholds)) return undefined;
   const s = walkStreak(
     h,
     {
-      occurrence: (i) => h.tool(i) === tool && !has(h.flags(i), OK) && sameHash(h.out(i), out),
+      occurrence: (i) => h.tool(i) === tool && !has(h.flags(i), OK) && sameHash(h.errorClass(i), cls),
       breaks: (i) => h.tool(i) === tool && has(h.flags(i), OK),
       spacing: false,
       stopAt: stopAt(thresholds),
     },
     options(ctx),
   );
-  // Same arguments every time is the repeated-failure rule's loop, not this one's.
+  // Same arguments every time is the repeated-failure rules' loop, not this one's.
   if (has(flags, HAS_ARGS) && s.distinctArgs < 2) return undefined;
   return {
-    key: combineAll(R_ERROR_CLASS, ctx.toolHash, out),
+    key: combineAll(R_ERROR_CLASS, ctx.toolHash, cls),
     value: s.count,
     count: s.count,
     ...evidenceStart(h, s),

@@ -15,21 +15,29 @@ export const HAS_RESULT = 128;
 export const REPEATS_EARLIER = 256;
 /** A poller's call: its repeats are its role's, not a drought. */
 export const POLLER = 512;
+/**
+ * The call may have told the agent something new: new arguments, or an outcome this call never
+ * had (a failure's content included); without arguments it cannot be told and counts as news.
+ * Repeats and waits do not. A streak whose evidence is "nothing new between" ends at one.
+ */
+export const NEWS = 1024;
 
 const F_TOOL = 0;
 const F_ARGS = 1;
 const F_OUT = 2;
+/** A failure's error class (its outcome, `F_OUT`, is what it said); NaN for a success. */
+const F_CLASS = 3;
 /** Flags and batch number in one double: `batch · FLAG_SPAN + flags` (exact below 2^53). */
-const F_FLAGS_BATCH = 3;
-const F_START = 4;
-const F_END = 5;
-const STRIDE = 6;
+const F_FLAGS_BATCH = 4;
+const F_START = 5;
+const F_END = 6;
+const STRIDE = 7;
 /** One past the highest flag bit. */
-const FLAG_SPAN = 1024;
+const FLAG_SPAN = 2048;
 const INITIAL_CAPACITY = 4;
 
 /**
- * The last N calls of one trace, packed into one array of doubles (6 numbers a call) so that a
+ * The last N calls of one trace, packed into one array of doubles (7 numbers a call) so that a
  * trace costs a few hundred bytes, not a few hundred objects. Grows from 4 slots by half again
  * (4, 6, 9, ...) to `capacity`, then overwrites the oldest, flags and batch number in one double
  * (bench: memory per active trace, 5 calls with 1 KB JSON: 2.24 → 1.70 KiB with the packings of
@@ -54,16 +62,17 @@ export class CallHistory {
 
   /**
    * Remembers a call: its tool, arguments hash (NaN when not captured), outcome hash (the result's
-   * fingerprint when ok, the error class when failed; NaN when ok without a captured result),
-   * flags, batch number and times.
+   * fingerprint when ok, what the failure said when failed; NaN when ok without a captured
+   * result), error class (NaN when ok), flags, batch number and times.
    */
-  add(tool: number, args: Hash, out: Hash, flags: number, batch: number, start: number, end: number): void {
+  add(tool: number, args: Hash, out: Hash, errorClass: Hash, flags: number, batch: number, start: number, end: number): void {
     if (this.count === this.slots && this.slots < this.capacity) this.grow();
     const o = this.head * STRIDE;
     const d = this.data;
     d[o + F_TOOL] = tool;
     d[o + F_ARGS] = args;
     d[o + F_OUT] = out;
+    d[o + F_CLASS] = errorClass;
     d[o + F_FLAGS_BATCH] = batch * FLAG_SPAN + flags;
     d[o + F_START] = start;
     d[o + F_END] = end;
@@ -99,6 +108,9 @@ export class CallHistory {
   }
   out(i: number): Hash {
     return this.field(i, F_OUT);
+  }
+  errorClass(i: number): Hash {
+    return this.field(i, F_CLASS);
   }
   flags(i: number): number {
     // the low bits of an integer double, whatever its size: ToInt32 keeps them

@@ -1,4 +1,4 @@
-import { ARGS_NOVEL, type CallHistory, OK, sameHash, WAIT } from './history.js';
+import { ARGS_NOVEL, type CallHistory, NEWS, OK, sameHash, WAIT } from './history.js';
 
 /** What one rule counts: which earlier calls repeat the current one and which end the run. */
 export interface StreakQuery {
@@ -8,9 +8,11 @@ export interface StreakQuery {
   breaks(i: number): boolean;
   /**
    * Entry i is other work in between. The default: a successful call with arguments never seen
-   * before in the trace (new work). A streak survives `gapBudget` such steps.
+   * before in the trace (new work). A streak survives `gapBudget` such steps (`budget`, when given).
    */
   gap?(i: number): boolean;
+  /** Steps of other work the streak survives; default `StreakOptions.gapBudget`. */
+  readonly budget?: number;
   /** Repetitions spaced far apart in time count for less (spaced-out polling). */
   readonly spacing: boolean;
   /** Counting stops once the weighted total reaches this: nothing above the top threshold matters. */
@@ -19,6 +21,11 @@ export interface StreakQuery {
 
 export interface StreakOptions {
   readonly gapBudget: number;
+  /**
+   * The oldest history index the walk may look at: the first call after the latest user message
+   * that told the agent something new (0: the whole history).
+   */
+  readonly floor: number;
   readonly idleMs: number;
   readonly weight: number;
 }
@@ -32,6 +39,11 @@ export interface Streak {
   readonly distinctArgs: number;
   /** Consecutive occurrences whose outcome differed. */
   readonly outputChanges: number;
+  /**
+   * Steps between the occurrences holding a call that told the agent something new (`NEWS`):
+   * 0 means nothing new between the repetitions, whatever `gap` let the walk go past.
+   */
+  readonly news: number;
   /**
    * History index of the first call of the run: the earliest-recorded occurrence of the oldest
    * step counted (the current call when it is the only one).
@@ -62,13 +74,18 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
   let lastOut = h.out(cur);
   let changes = 0;
   let first = cur;
+  let news = 0;
+  /** News steps since the last occurrence found: between repetitions only once another one is. */
+  let newsSince = 0;
   const args: number[] = [h.args(cur)];
   const addArgs = (a: number): void => {
     if (args.length < MAX_DISTINCT && !args.some((x) => sameHash(x, a))) args.push(a);
   };
 
+  const floor = opts.floor;
+  const budget = q.budget ?? opts.gapBudget;
   let i = cur - 1;
-  while (i >= 0 && weighted < q.stopAt) {
+  while (i >= floor && weighted < q.stopAt) {
     const batch = h.batch(i);
     if (batch === curBatch) {
       i--;
@@ -78,7 +95,8 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
     let earliest = -1;
     let broken = false;
     let gap = false;
-    for (; i >= 0 && h.batch(i) === batch; i--) {
+    let told = false;
+    for (; i >= floor && h.batch(i) === batch; i--) {
       const isOccurrence = q.occurrence(i);
       if ((h.flags(i) & WAIT) !== 0 && !isOccurrence) continue;
       if (q.breaks(i)) broken = true;
@@ -86,10 +104,15 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
         if (occurrence < 0) occurrence = i;
         earliest = i;
         addArgs(h.args(i));
-      } else if (q.gap ? q.gap(i) : defaultGap(h, i)) gap = true;
+      } else {
+        if ((h.flags(i) & NEWS) !== 0) told = true;
+        if (q.gap ? q.gap(i) : defaultGap(h, i)) gap = true;
+      }
     }
     if (broken) break;
     if (occurrence >= 0) {
+      news += newsSince;
+      newsSince = 0;
       count++;
       first = earliest;
       const idle = newerStart - h.end(occurrence);
@@ -97,9 +120,11 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
       newerStart = h.start(occurrence);
       if (!sameHash(h.out(occurrence), lastOut)) changes++;
       lastOut = h.out(occurrence);
-    } else if (gap && ++gaps > opts.gapBudget) {
+    } else if (gap && ++gaps > budget) {
       break;
+    } else if (told) {
+      newsSince++;
     }
   }
-  return { count, weighted, distinctArgs: args.length, outputChanges: changes, first };
+  return { count, weighted, distinctArgs: args.length, outputChanges: changes, news, first };
 }

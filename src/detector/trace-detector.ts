@@ -3,7 +3,7 @@ import { EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_CALL, SEEN_OUT, SEEN_TOOL, type CallC
 import { CycleTracker, type CycleFinding } from './cycle.js';
 import type { ResolvedConfig } from './config/index.js';
 import {
-  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, WAIT,
+  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, WAIT,
 } from './history.js';
 import type { ToolPolicies, ToolPolicy } from './policy.js';
 import { CYCLE_RULE, type AnyRule } from './rules.js';
@@ -11,6 +11,8 @@ import type { LoopDetection, LoopLevel, RecordedCall, ToolCall, ToolOutcome } fr
 
 const MAX_EMITTED = 512;
 const RECENT_BATCHES = 8;
+/** User messages remembered per trace, to tell a message that says something new from one that repeats. */
+const MAX_USER_MESSAGES = 32;
 
 function evidenceRank(flags: number): number {
   const args = (flags & HAS_ARGS) !== 0;
@@ -26,6 +28,19 @@ function evidenceRank(flags: number): number {
 function bringsNews(flags: number): boolean | undefined {
   if ((flags & (WAIT | EXEMPT | POLLER)) !== 0 || (flags & HAS_ARGS) === 0) return undefined;
   if ((flags & OK) !== 0 && (flags & HAS_RESULT) === 0) return undefined;
+  return (flags & REPEATS_EARLIER) === 0;
+}
+
+/**
+ * Whether a call may have told the agent something new (the `NEWS` flag): any call whose
+ * arguments are unknown; with arguments, new arguments, or an outcome this call never had
+ * (unknown when a success's result is not captured: then only new arguments are news). A wait
+ * tells nothing.
+ */
+function isNews(flags: number): boolean {
+  if ((flags & WAIT) !== 0) return false;
+  if ((flags & HAS_ARGS) === 0 || (flags & ARGS_NOVEL) !== 0) return true;
+  if ((flags & OK) !== 0 && (flags & HAS_RESULT) === 0) return false;
   return (flags & REPEATS_EARLIER) === 0;
 }
 
@@ -103,6 +118,13 @@ export class TraceDetector {
   private droughtFirstEnd = Number.NaN;
   private droughtFirstRecord = 0;
   private mainAgent: string | undefined;
+  /**
+   * Calls recorded before the latest user message that told the agent something new: the rules
+   * look only at the calls after it (see `userMessage`).
+   */
+  private userFloor = 0;
+  /** Fingerprints of the user messages of this trace (at most `MAX_USER_MESSAGES`, oldest dropped). */
+  private userMessages: Hash[] | undefined;
 
   constructor(
     private readonly engine: SharedDetection,
@@ -140,17 +162,20 @@ export class TraceDetector {
     const args = call.argsHash ?? Number.NaN;
     let flags = 0;
     let out: Hash;
+    let errorClass = Number.NaN;
     if (call.outcome.ok) {
       flags |= OK;
       out = call.outcome.resultHash ?? Number.NaN;
       if (call.outcome.resultHash !== undefined) flags |= HAS_RESULT;
       if (call.outcome.informative) flags |= INFORMATIVE;
     } else {
-      out = call.outcome.errorClass;
+      out = call.outcome.failureHash;
+      errorClass = call.outcome.errorClass;
       if (call.outcome.unknownTool) flags |= UNKNOWN_TOOL;
     }
     if (engine.config.knownTools && !engine.config.knownTools.has(call.toolName)) flags |= UNKNOWN_TOOL;
-    const seen = this.seen(tool, args, out, (flags & OK) !== 0, batch);
+    const floor = this.floorIndex();
+    const seen = this.seen(tool, args, out, (flags & OK) !== 0, batch, floor);
     if (call.argsHash !== undefined) {
       flags |= HAS_ARGS;
       if ((seen & SEEN_ARGS) === 0) flags |= ARGS_NOVEL;
@@ -159,7 +184,8 @@ export class TraceDetector {
     if (policy.role === 'wait') flags |= WAIT;
     if (policy.role === 'exempt') flags |= EXEMPT;
     if (policy.role === 'poller') flags |= POLLER;
-    this.history.add(tool, args, out, flags, batch, call.startTime, call.endTime);
+    if (isNews(flags)) flags |= NEWS;
+    this.history.add(tool, args, out, errorClass, flags, batch, call.startTime, call.endTime);
     if (bringsNews(flags) !== undefined) {
       if (bringsNews(flags)) {
         if (this.drought > 0) this.droughtsEnded++;
@@ -180,7 +206,9 @@ export class TraceDetector {
     // The first call of a tool in the trace counts 1 for every call rule: nothing to find below 2.
     if ((seen & SEEN_TOOL) !== 0 || policy.minCallThreshold <= 1) {
       const drought = { length: this.drought, episode: this.droughtsEnded, firstEnd: this.droughtFirstEnd, firstBack: this.calls - this.droughtFirstRecord };
-      measureCall({ history: this.history, settings: engine.config, tool, toolHash: tool, args, out, flags, seen, inCycle: this.cycles.inCycle, drought }, policy, found);
+      // the floor again: the history may have dropped its oldest call to make room for this one
+      const ctx: CallContext = { history: this.history, settings: engine.config, tool, toolHash: tool, args, out, errorClass, flags, seen, inCycle: this.cycles.inCycle, floor: this.floorIndex(), drought };
+      measureCall(ctx, policy, found);
     }
     return this.report(found, call);
   }
@@ -206,7 +234,7 @@ export class TraceDetector {
       const outcome: ToolOutcome =
         (flags & OK) !== 0
           ? { ok: true, ...((flags & HAS_RESULT) !== 0 ? { resultHash: outHash } : {}), informative: (flags & INFORMATIVE) !== 0 }
-          : { ok: false, errorClass: outHash, unknownTool: (flags & UNKNOWN_TOOL) !== 0 };
+          : { ok: false, errorClass: h.errorClass(i), failureHash: outHash, unknownTool: (flags & UNKNOWN_TOOL) !== 0 };
       out.push({
         toolName: this.engine.toolName(h.tool(i)),
         ...(Number.isNaN(args) ? {} : { argsHash: args }),
@@ -239,6 +267,8 @@ export class TraceDetector {
     f.droughtFirstEnd = this.droughtFirstEnd;
     f.droughtFirstRecord = this.droughtFirstRecord;
     f.mainAgent = this.mainAgent;
+    f.userFloor = this.userFloor;
+    f.userMessages = this.userMessages?.slice();
     return f;
   }
 
@@ -247,10 +277,10 @@ export class TraceDetector {
    * (`SEEN_OUT`), with these arguments (`SEEN_ARGS`), with both (`SEEN_CALL`, in an earlier batch:
    * the same call twice in one parallel batch is one call).
    */
-  private seen(tool: Hash, args: Hash, out: Hash, ok: boolean, batch: number): number {
+  private seen(tool: Hash, args: Hash, out: Hash, ok: boolean, batch: number, floor: number): number {
     const h = this.history;
     let seen = 0;
-    for (let i = h.size - 1; i >= 0; i--) {
+    for (let i = h.size - 1; i >= floor; i--) {
       if (h.tool(i) !== tool) continue;
       seen |= SEEN_TOOL;
       const sameOut = sameHash(h.out(i), out);
@@ -260,6 +290,31 @@ export class TraceDetector {
       if (sameOut && ((h.flags(i) & OK) !== 0) === ok && h.batch(i) !== batch) return seen | SEEN_CALL;
     }
     return seen;
+  }
+
+  /** The history index of the first call after the latest user message that told something new. */
+  private floorIndex(): number {
+    return Math.max(0, this.history.size - (this.calls - this.userFloor));
+  }
+
+  /**
+   * A user message arrived, before the calls recorded after it. `content`: its fingerprint, or
+   * undefined when its text is not known. A message that says something the trace has not heard
+   * (or whose text is unknown) is new information: every rule starts over from the calls after
+   * it, as a re-check the user asked for is no loop. A message the trace has had already (the
+   * user repeating themselves, a conversation going round) adds nothing, and changes nothing.
+   */
+  userMessage(content: Hash | undefined): void {
+    if (content !== undefined) {
+      const known = (this.userMessages ??= []);
+      if (known.includes(content)) return;
+      if (known.length >= MAX_USER_MESSAGES) known.shift();
+      known.push(content);
+    }
+    this.userFloor = this.calls;
+    if (this.drought > 0) this.droughtsEnded++;
+    this.drought = 0;
+    this.cycles.reset();
   }
 
   /** Batch keys are strings from the caller; the history stores small numbers (consecutive ids). */

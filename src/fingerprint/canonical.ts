@@ -1,6 +1,6 @@
 import { Char } from './chars.js';
 import { JsonTextHasher, OK, UNSUPPORTED } from './json-text.js';
-import { chainA, chainB, digest, finish, member, number, text, textOf, type LanePair } from './lanes.js';
+import { chainA, chainB, digest, finish, member, number, text, textOf, TargetSum, type LanePair } from './lanes.js';
 import { pack, seedA, seedB, type Hash } from './hash.js';
 import { Cap, Note, Tag, L_CYCLE, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, L_VOLATILE } from './tags.js';
 import { isSpace, ResultText } from './result-text.js';
@@ -49,11 +49,22 @@ export interface Fingerprint {
   readonly informative: number;
   /** What was unusual about the value (cut at a cap, cyclic, not JSON): `NOTE_*` bits. */
   readonly notes: number;
+  /**
+   * Arguments only: the hash of the call's targets, the values that name what it acts on (an id,
+   * a path, a URL, a record key, a number: a string without whitespace, or a number), in any
+   * order; undefined when it has none. Wording (text with spaces: a query, a message, a command)
+   * is not a target. A result's identity includes its call's targets (`buildToolCall`): a
+   * successful write to another record is other work, whatever the confirmation says.
+   */
+  readonly targets: Hash | undefined;
 }
 
 const PLACEHOLDER = 0x1;
 
-
+/** Longest argument string that can be a target (an id, a path, a URL); longer text is content. */
+const MAX_TARGET_LENGTH = 512;
+/** Salts the digest of a call's targets. */
+const TARGETS_TAG = 0x7a;
 
 /**
  * Walks one value. Every method leaves the node's hash in `ha`/`hb` (see `lanes.ts`); the
@@ -80,6 +91,8 @@ export class Walker implements LanePair {
   level = 0;
   /** Result text in progress (see `resultText`). */
   private readonly text = new ResultText();
+  /** Arguments: the targets met so far (see `Fingerprint.targets`). */
+  readonly targets = new TargetSum();
 
   /** Drops references to the caller's objects (after an exception the path may still hold some). */
   release(): void {
@@ -95,6 +108,7 @@ export class Walker implements LanePair {
     this.notes = 0;
     this.level = 0;
     this.control = false;
+    this.targets.clear();
     this.release();
   }
 
@@ -159,6 +173,7 @@ export class Walker implements LanePair {
     }
     this.informative++;
     number(this, Tag.Number, n);
+    if (this.arguments) this.targets.add(this.ha, this.hb);
   }
 
   /** Is the member name in `units[start, end)` (and `s[start, end)`) volatile, its member left out? */
@@ -205,6 +220,7 @@ export class Walker implements LanePair {
       }
       if (this.informative === 0 && !isStatusWordRange(u, start, end)) this.informative++;
       if (text(this, Tag.String, units, start, end)) this.control = true;
+      if (isTargetRange(u, start, end)) this.targets.add(this.ha, this.hb);
       return;
     }
     this.resultText(units, raw, start, end);
@@ -218,6 +234,10 @@ export class Walker implements LanePair {
     const nodes = this.nodes;
     const informative = this.informative;
     const notes = this.notes;
+    const t = this.targets;
+    const targetA = t.sa;
+    const targetB = t.sb;
+    const targetCount = t.n;
     const level = this.level;
     const hasher = (this.json[level] ??= new JsonTextHasher(this));
     let status: number;
@@ -232,6 +252,7 @@ export class Walker implements LanePair {
     this.nodes = nodes;
     this.informative = informative;
     this.notes = notes;
+    t.restore(targetA, targetB, targetCount);
     if (status === UNSUPPORTED) {
       const parsed = tryParseJson(start === 0 && end === s.length ? s : s.slice(start, end));
       if (parsed !== undefined) {
@@ -393,6 +414,13 @@ export class Walker implements LanePair {
   }
 }
 
+/** A non-empty text without whitespace, short enough to name something (see `Fingerprint.targets`). */
+function isTargetRange(u: Uint16Array, start: number, end: number): boolean {
+  if (end <= start || end - start > MAX_TARGET_LENGTH) return false;
+  for (let i = start; i < end; i++) if (isSpace(u[i] as number)) return false;
+  return true;
+}
+
 function tryParseJson(text: string): { value: unknown } | undefined {
   try {
     return { value: JSON.parse(text) as unknown };
@@ -411,7 +439,8 @@ export function fingerprint(value: unknown, options: FingerprintOptions): Finger
     walker.reset(options);
     walker.value(value, 0);
     finish(walker, walker.ha, walker.hb);
-    return { hash: pack(walker.ha, walker.hb), informative: walker.informative, notes: walker.notes };
+    const hash = pack(walker.ha, walker.hb);
+    return { hash, informative: walker.informative, notes: walker.notes, targets: walker.targets.digest(walker, TARGETS_TAG) };
   } finally {
     walker.release();
     if (idle.length < 4) idle.push(walker);

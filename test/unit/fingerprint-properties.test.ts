@@ -77,6 +77,36 @@ describe('fingerprint properties', () => {
     );
   });
 
+  it("find an argument's targets whatever its key order, layout or form (JSON text or structure)", () => {
+    fc.assert(
+      fc.property(anyContainer, fc.integer(), (v, seed) => {
+        const rnd = seeded(seed);
+        const t = fingerprint(v, ARGS).targets;
+        expect(fingerprint(JSON.stringify(v), ARGS).targets).toBe(t);
+        expect(fingerprint(reformat(v, rnd), ARGS).targets).toBe(t);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('take a value without whitespace (an id, a path, a number) as a target, and wording never', () => {
+    const token = fc.stringMatching(/^[A-Za-z0-9_./:-]{1,24}$/);
+    const words = fc.array(fc.stringMatching(/^[a-z]{1,8}$/), { minLength: 2, maxLength: 5 }).map((w) => w.join(' '));
+    fc.assert(
+      fc.property(token, token, words, words, (a, b, q1, q2) => {
+        // wording alone: no targets, whatever it says
+        expect(fingerprint({ q: q1 }, ARGS).targets).toBeUndefined();
+        // the same target, reworded: the same targets
+        expect(fingerprint({ id: a, q: q1 }, ARGS).targets).toBe(fingerprint({ id: a, q: q2 }, ARGS).targets);
+        // another target: other targets
+        if (a !== b) expect(fingerprint({ id: a, q: q1 }, ARGS).targets).not.toBe(fingerprint({ id: b, q: q1 }, ARGS).targets);
+      }),
+      { numRuns: 400 },
+    );
+    // results have none: a call's targets are what its arguments name
+    expect(fingerprint({ id: 'blk_1' }, RESULT).targets).toBeUndefined();
+  });
+
   it('differ for values that differ as data', () => {
     fc.assert(
       fc.property(plainJson, plainJson, (a, b) => {

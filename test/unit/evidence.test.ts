@@ -1,0 +1,119 @@
+/**
+ * The evidence principle (docs/how-it-decides.md): a critical needs proof that the agent got no
+ * new information, the same call with the same outcome; a failure's outcome is what it said, and a
+ * result's identity includes the targets its call's arguments name. Weaker evidence warns.
+ */
+import { describe, expect, it } from 'vitest';
+import { EVIDENCE_KINDS, RULES } from '../../src/detector/rules.js';
+import { runAgent, times, type ScriptItem, type Step } from '../support/agent-run.js';
+
+const rules = (run: ReturnType<typeof runAgent>): string[] => run.detections.map((d) => `${d.callIndex}:${d.rule}:${d.level}`);
+
+describe('the registry states what each rule rests on', () => {
+  it('gives every rule a kind of evidence, and a default stop to a weaker kind only where the corpus showed it safe', () => {
+    for (const rule of RULES) {
+      expect(EVIDENCE_KINDS, rule.name).toContain(rule.evidenceKind);
+      if (rule.evidenceKind !== 'nothing-new' && Number.isFinite(rule.defaults.critical)) expect(rule.stopShownSafe, rule.name).toMatch(/corpus/);
+    }
+  });
+});
+
+describe('a failure is what it said, not only its class', () => {
+  const edit = (i: number): Step => ({ tool: 'bash', args: { command: `sed -i 's/v${i}/v${i + 1}/' src/parse.py` }, result: '' });
+  // a shell tool reports a non-zero exit as a failure with no class: the output is the message
+  const pytest = (output: string): Step => ({ tool: 'bash', args: { command: 'pytest tests/test_parse.py' }, error: { message: output } });
+
+  it('pytest whose output moves between edits (2 failed, 1 failed, another test failing) is not stopped', () => {
+    const outputs = [
+      '2 failed, 5 passed in 0.41s\nFAILED tests/test_parse.py::test_empty\nFAILED tests/test_parse.py::test_nested',
+      '2 failed, 5 passed in 0.38s\nFAILED tests/test_parse.py::test_empty\nFAILED tests/test_parse.py::test_nested',
+      '1 failed, 6 passed in 0.35s\nFAILED tests/test_parse.py::test_nested',
+      '1 failed, 6 passed in 0.36s\nFAILED tests/test_parse.py::test_nested',
+      '1 failed, 6 passed in 0.33s\nFAILED tests/test_parse.py::test_unicode',
+      '1 failed, 6 passed in 0.31s\nFAILED tests/test_parse.py::test_unicode',
+      '1 failed, 6 passed in 0.39s\nFAILED tests/test_parse.py::test_escape',
+      '1 failed, 6 passed in 0.32s\nFAILED tests/test_parse.py::test_escape',
+    ];
+    const run = runAgent(outputs.flatMap((o, i) => [edit(i), pytest(o)]));
+    expect(run.first('critical')).toBeUndefined();
+    expect(rules(run)).toEqual([]);
+  });
+
+  it('the same test failing the same way after every edit is still found (durations are noise)', () => {
+    const run = runAgent(times(8, (i) => [edit(i), pytest(`1 failed, 6 passed in 0.${30 + i}s\nFAILED tests/test_parse.py::test_nested`)]).flat());
+    const d = run.detections.filter((x) => x.toolName === 'bash');
+    expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
+      [8, 'warning', 'failing_recheck'],
+      [12, 'critical', 'failing_recheck'],
+    ]);
+  });
+
+  it('the same malformed call failing the same way is stopped by the 5th', () => {
+    const malformed: Step = { tool: 'str_replace_editor', args: { command: 'create', file_text: 'x = 1' }, error: { message: "Parameter 'path' is required for command: create" } };
+    const run = runAgent(times(6, malformed));
+    expect(run.detections.find((d) => d.level === 'critical')).toMatchObject({ rule: 'repeated_failure', callIndex: 5, count: 5 });
+  });
+
+  it('the same call failing in a row while its message changes is warned, a weaker evidence', () => {
+    const messages = ['connection reset by peer', 'socket hang up', 'upstream unavailable', 'bad gateway'];
+    const run = runAgent(messages.map((m) => ({ tool: 'deploy', args: { env: 'prod' }, error: { message: m } })));
+    expect(rules(run)).toEqual(['3:changing_failure:warning']);
+  });
+});
+
+describe('a target is not noise', () => {
+  const uuid = (i: number): string => `5983378${i}-2cf9-4fdf-8782-e53db20768a${i}`;
+  // what a Notion MCP server answers: the block, its id, its edit time
+  const confirmation = (id: string, i: number): string =>
+    JSON.stringify({ object: 'block', id, type: 'paragraph', last_edited_time: `2026-11-21T10:0${i}:00.000Z`, paragraph: { rich_text: [{ plain_text: 'Status: done' }] } });
+
+  it('six updates of six different blocks, confirmations alike but for the id, are six pieces of work', () => {
+    const run = runAgent(times(6, (i) => ({ tool: 'notion_update_block', args: { block_id: uuid(i), content: 'Status: done' }, result: confirmation(uuid(i), i) })));
+    expect(run.detections).toEqual([]);
+  });
+
+  it('deleting six different records, each answered "1 deleted", is a batch, not a paraphrase', () => {
+    const run = runAgent(times(6, (i) => ({ tool: 'db_delete', args: { table: 'orders', key: 1000 + i }, result: { deleted: 1 } })));
+    expect(run.detections).toEqual([]);
+  });
+
+  it('rewording one question, the same answer each time, is still no progress', () => {
+    const queries = ['refund policy for damaged items', 'damaged item refund policy', 'how to refund damaged items', 'refunds for damaged goods', 'policy on damaged item refunds', 'damaged goods refund rules'];
+    const run = runAgent(queries.map((q) => ({ tool: 'kb_search', args: { query: q, space: 'SUPPORT' }, result: 'Refunds within 30 days of delivery.' })));
+    expect(run.detections[0]).toMatchObject({ rule: 'same_result', level: 'warning', callIndex: 4 });
+  });
+
+  it('the same update of the same block, the same answer, five times, is stopped at the 5th', () => {
+    const run = runAgent(times(6, () => ({ tool: 'notion_update_block', args: { block_id: uuid(1), content: 'Status: done' }, result: confirmation(uuid(1), 1) })));
+    expect(run.first('critical')).toBe(5);
+  });
+});
+
+describe('loops that stay stuck are stopped', () => {
+  const ls: Step = { tool: 'bash', args: { command: 'ls /workspace/output' }, result: '[]' };
+
+  it('ls answering [] sixteen times is stopped at the 5th', () => {
+    const run = runAgent(times(16, ls));
+    expect(run.detections.find((d) => d.level === 'critical')).toMatchObject({ rule: 'identical_calls', callIndex: 5, count: 5 });
+  });
+
+  it('with only other repeats between (a cat of a file that did not change), still stopped by the 5th ls', () => {
+    const cat: Step = { tool: 'bash', args: { command: 'cat /workspace/task.md' }, result: 'Write the report to /workspace/output.' };
+    const grep: Step = { tool: 'bash', args: { command: 'grep -r report /workspace' }, result: '/workspace/task.md: Write the report' };
+    // the cat and the grep ran once before the first ls: after that, nothing between the ls calls is new
+    const script: ScriptItem[] = [cat, grep, ls, cat, ls, grep, cat, ls, grep, ls, cat, grep, ls, cat, ls];
+    const run = runAgent(script);
+    const lsAt = script.map((s, i) => (s === ls ? i + 1 : 0)).filter((i) => i > 0);
+    expect(run.first('critical')).toBeLessThanOrEqual(lsAt[4] as number);
+  });
+
+  it('the identical call with new work between its repetitions warns before it stops', () => {
+    const cat: Step = { tool: 'read_file', args: { path: 'src/app.ts' }, result: 'export const app = 1;' };
+    const script = times(8, (i) => [{ tool: 'write_file', args: { path: `src/part${i}.ts`, text: `export const p${i} = ${i};` }, result: 'ok' }, cat]).flat();
+    const d = runAgent(script).detections.filter((x) => x.toolName === 'read_file');
+    expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
+      [10, 'warning', 'recheck'],
+      [14, 'critical', 'recheck'],
+    ]);
+  });
+});
