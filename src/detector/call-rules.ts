@@ -31,6 +31,11 @@ export interface Measurement {
   readonly firstEnd: number;
   /** Calls recorded after the first call of the evidence (0: the current call is the first). */
   readonly firstBack: number;
+  /**
+   * A user message that said something new lies between the repetitions: the agent may have been
+   * asked to do it again (a re-check the user asked for), so the evidence warns and never stops.
+   */
+  readonly userBetween?: boolean;
 }
 
 /** What the remembered calls hold of the current call's tool (`CallContext.seen`). */
@@ -68,11 +73,6 @@ export interface CallContext {
   readonly seen: number;
   /** The current step continues a cycle of period ≥ 2: plain repeats are left to the cycle rule. */
   readonly inCycle: boolean;
-  /**
-   * The oldest history index a rule may look at: the first call after the latest user message that
-   * told the agent something new (0: none, or it is older than the history).
-   */
-  readonly floor: number;
   /** Calls in a row, the current one included, that brought nothing new to the trace; and which such run this is. */
   readonly drought: { readonly length: number; readonly episode: number; readonly firstEnd: number; readonly firstBack: number };
 }
@@ -99,9 +99,10 @@ export function degrade(t: Thresholds, evidence: Evidence, settings: RuleSetting
   return { warning: Math.max(t.warning, d.warning), critical: Math.max(t.critical, d.critical) };
 }
 
-/** Where a streak's evidence begins: the end of its first call, and how many calls back that is. */
-function evidenceStart(h: CallHistory, s: Streak): { firstEnd: number; firstBack: number } {
-  return { firstEnd: h.end(s.first), firstBack: h.size - 1 - s.first };
+/** Where a streak's evidence begins (the end of its first call, and how many calls back that is), and whether the user spoke within it. */
+function evidenceStart(h: CallHistory, s: Streak): { firstEnd: number; firstBack: number; userBetween?: boolean } {
+  const start = { firstEnd: h.end(s.first), firstBack: h.size - 1 - s.first };
+  return s.userTurns > 0 ? { ...start, userBetween: true } : start;
 }
 
 /** Does the current call alone reach a level (a threshold of 1)? Below one, a rule has nothing to say. */
@@ -122,8 +123,8 @@ function stopAt(t: Thresholds): number {
   return Number.isFinite(t.critical) ? t.critical : t.warning;
 }
 
-function options(ctx: CallContext): { gapBudget: number; idleMs: number; weight: number; floor: number } {
-  return { gapBudget: ctx.settings.gapBudget, idleMs: ctx.settings.spacing.idleMs, weight: ctx.settings.spacing.weight, floor: ctx.floor };
+function options(ctx: CallContext): { gapBudget: number; idleMs: number; weight: number } {
+  return { gapBudget: ctx.settings.gapBudget, idleMs: ctx.settings.spacing.idleMs, weight: ctx.settings.spacing.weight };
 }
 
 function has(flags: number, bit: number): boolean {
@@ -168,7 +169,7 @@ export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Me
   const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
   if ((ctx.seen & SEEN_CALL) === 0) return countsAlone(thresholds) ? { key, value: 1, count: 1, ...alone(h), thresholds, evidence } : undefined;
   const q = sameSuccess(ctx, stopAt(thresholds));
-  const s = walkStreak(h, { ...q, ...(has(flags, HAS_ARGS) ? { gap: (i: number) => has(h.flags(i), NEWS) } : {}), budget: 0 }, options(ctx));
+  const s = walkStreak(h, { ...q, ...(has(flags, HAS_ARGS) ? { gap: (i: number) => has(h.flags(i), NEWS) } : {}), budget: 0, userTurnEnds: true }, options(ctx));
   return { key, value: s.weighted, count: s.count, ...evidenceStart(h, s), thresholds, evidence };
 }
 
@@ -199,7 +200,7 @@ export function recheck(ctx: CallContext, ruleThresholds: Thresholds): Measureme
   const thresholds = degrade(ruleThresholds, evidence, ctx.settings);
   if (!active(thresholds)) return undefined;
   const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
-  const q = sameSuccess(ctx, stopAt(thresholds));
+  const q = { ...sameSuccess(ctx, stopAt(thresholds)), userTurnEnds: true };
   const near = walkStreak(h, q, options(ctx));
   // Nothing new between the repetitions: the evidence of `identicalCalls`, not of this rule.
   if (near.news === 0) return undefined;
@@ -297,7 +298,13 @@ function countableFailure(flags: number): boolean {
 }
 
 /** The same call failing the same way (class, message and output alike), with `gap` deciding what ends it. */
-function identicalFailure(ctx: CallContext, thresholds: Thresholds, gap: ((i: number) => boolean) | undefined, budget: number): { measurement: Measurement; news: number } {
+function identicalFailure(
+  ctx: CallContext,
+  thresholds: Thresholds,
+  gap: ((i: number) => boolean) | undefined,
+  budget: number,
+  userTurnEnds = false,
+): { measurement: Measurement; news: number } {
   const { history: h, tool, args, out } = ctx;
   const s = walkStreak(
     h,
@@ -307,6 +314,7 @@ function identicalFailure(ctx: CallContext, thresholds: Thresholds, gap: ((i: nu
       breaks: (i) => h.tool(i) === tool && sameHash(h.args(i), args) && (has(h.flags(i), OK) || !sameHash(h.out(i), out)),
       ...(gap ? { gap } : {}),
       budget,
+      userTurnEnds,
       spacing: false,
       stopAt: stopAt(thresholds),
     },
@@ -323,7 +331,7 @@ function identicalFailure(ctx: CallContext, thresholds: Thresholds, gap: ((i: nu
 export function repeatedFailure(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
   if (!countableFailure(ctx.flags) || !active(thresholds)) return undefined;
   const h = ctx.history;
-  return identicalFailure(ctx, thresholds, (i) => has(h.flags(i), NEWS), 0).measurement;
+  return identicalFailure(ctx, thresholds, (i) => has(h.flags(i), NEWS), 0, true).measurement;
 }
 
 /**
@@ -335,11 +343,11 @@ export function repeatedFailure(ctx: CallContext, thresholds: Thresholds): Measu
  */
 export function failingRecheck(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
   if (!countableFailure(ctx.flags) || !active(thresholds) || (ctx.seen & SEEN_CALL) === 0) return undefined;
-  const near = identicalFailure(ctx, thresholds, undefined, ctx.settings.gapBudget);
+  const near = identicalFailure(ctx, thresholds, undefined, ctx.settings.gapBudget, true);
   // Nothing new between the attempts: the evidence of `repeatedFailure`, not of this rule.
   if (near.news === 0) return undefined;
   if (near.measurement.value >= Math.min(thresholds.warning, thresholds.critical)) return near.measurement;
-  return identicalFailure(ctx, degradeBy(thresholds, APART_FAILURES), () => false, 0).measurement;
+  return identicalFailure(ctx, degradeBy(thresholds, APART_FAILURES), () => false, 0, true).measurement;
 }
 
 /**
@@ -358,6 +366,7 @@ export function changingFailure(ctx: CallContext, thresholds: Thresholds): Measu
       breaks: (i) => h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args),
       gap: (i) => has(h.flags(i), NEWS),
       budget: 0,
+      userTurnEnds: true,
       spacing: false,
       stopAt: stopAt(thresholds),
     },

@@ -21,6 +21,8 @@ export const POLLER = 512;
  * Repeats and waits do not. A streak whose evidence is "nothing new between" ends at one.
  */
 export const NEWS = 1024;
+/** The first call after a user message that said something new: the calls before it answered something else. */
+export const USER_TURN = 2048;
 
 const F_TOOL = 0;
 const F_ARGS = 1;
@@ -33,7 +35,7 @@ const F_START = 5;
 const F_END = 6;
 const STRIDE = 7;
 /** One past the highest flag bit. */
-const FLAG_SPAN = 2048;
+const FLAG_SPAN = 4096;
 const INITIAL_CAPACITY = 4;
 
 /**

@@ -1,4 +1,4 @@
-import { ARGS_NOVEL, type CallHistory, NEWS, OK, sameHash, WAIT } from './history.js';
+import { ARGS_NOVEL, type CallHistory, NEWS, OK, sameHash, USER_TURN, WAIT } from './history.js';
 
 /** What one rule counts: which earlier calls repeat the current one and which end the run. */
 export interface StreakQuery {
@@ -13,6 +13,11 @@ export interface StreakQuery {
   gap?(i: number): boolean;
   /** Steps of other work the streak survives; default `StreakOptions.gapBudget`. */
   readonly budget?: number;
+  /**
+   * A user message that said something new ends the run (the evidence is "nothing new between");
+   * otherwise the walk goes on past it, counting it as news between the repetitions.
+   */
+  readonly userTurnEnds?: boolean;
   /** Repetitions spaced far apart in time count for less (spaced-out polling). */
   readonly spacing: boolean;
   /** Counting stops once the weighted total reaches this: nothing above the top threshold matters. */
@@ -21,11 +26,6 @@ export interface StreakQuery {
 
 export interface StreakOptions {
   readonly gapBudget: number;
-  /**
-   * The oldest history index the walk may look at: the first call after the latest user message
-   * that told the agent something new (0: the whole history).
-   */
-  readonly floor: number;
   readonly idleMs: number;
   readonly weight: number;
 }
@@ -44,6 +44,8 @@ export interface Streak {
    * 0 means nothing new between the repetitions, whatever `gap` let the walk go past.
    */
   readonly news: number;
+  /** User messages that said something new, between the occurrences (0 when `userTurnEnds`). */
+  readonly userTurns: number;
   /**
    * History index of the first call of the run: the earliest-recorded occurrence of the oldest
    * step counted (the current call when it is the only one).
@@ -77,26 +79,37 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
   let news = 0;
   /** News steps since the last occurrence found: between repetitions only once another one is. */
   let newsSince = 0;
+  let userTurns = 0;
+  let turnsSince = 0;
   const args: number[] = [h.args(cur)];
   const addArgs = (a: number): void => {
     if (args.length < MAX_DISTINCT && !args.some((x) => sameHash(x, a))) args.push(a);
   };
 
-  const floor = opts.floor;
   const budget = q.budget ?? opts.gapBudget;
+  /** A user message that said something new came before the batch just walked (or the current one). */
+  let turn = (h.flags(cur) & USER_TURN) !== 0;
   let i = cur - 1;
-  while (i >= floor && weighted < q.stopAt) {
+  while (i >= 0 && weighted < q.stopAt) {
     const batch = h.batch(i);
     if (batch === curBatch) {
+      if ((h.flags(i) & USER_TURN) !== 0) turn = true;
       i--;
       continue;
+    }
+    if (turn) {
+      if (q.userTurnEnds === true) break;
+      newsSince++;
+      turnsSince++;
+      turn = false;
     }
     let occurrence = -1;
     let earliest = -1;
     let broken = false;
     let gap = false;
     let told = false;
-    for (; i >= floor && h.batch(i) === batch; i--) {
+    for (; i >= 0 && h.batch(i) === batch; i--) {
+      if ((h.flags(i) & USER_TURN) !== 0) turn = true;
       const isOccurrence = q.occurrence(i);
       if ((h.flags(i) & WAIT) !== 0 && !isOccurrence) continue;
       if (q.breaks(i)) broken = true;
@@ -113,6 +126,8 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
     if (occurrence >= 0) {
       news += newsSince;
       newsSince = 0;
+      userTurns += turnsSince;
+      turnsSince = 0;
       count++;
       first = earliest;
       const idle = newerStart - h.end(occurrence);
@@ -126,5 +141,5 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
       newsSince++;
     }
   }
-  return { count, weighted, distinctArgs: args.length, outputChanges: changes, news, first };
+  return { count, weighted, distinctArgs: args.length, outputChanges: changes, news, userTurns, first };
 }

@@ -3,7 +3,7 @@ import { EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_CALL, SEEN_OUT, SEEN_TOOL, type CallC
 import { CycleTracker, type CycleFinding } from './cycle.js';
 import type { ResolvedConfig } from './config/index.js';
 import {
-  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, WAIT,
+  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, USER_TURN, WAIT,
 } from './history.js';
 import type { ToolPolicies, ToolPolicy } from './policy.js';
 import { CYCLE_RULE, type AnyRule } from './rules.js';
@@ -42,6 +42,16 @@ function isNews(flags: number): boolean {
   if ((flags & HAS_ARGS) === 0 || (flags & ARGS_NOVEL) !== 0) return true;
   if ((flags & OK) !== 0 && (flags & HAS_RESULT) === 0) return false;
   return (flags & REPEATS_EARLIER) === 0;
+}
+
+/**
+ * The level a measurement reaches. A critical needs the evidence to hold over the whole run: a
+ * user message that said something new between the repetitions leaves it a warning, whatever the
+ * count (the weaker rules count across such messages; the rules of "nothing new" end at them).
+ */
+function levelOf(f: Finding): LoopLevel | undefined {
+  if (f.value >= f.thresholds.critical && f.userBetween !== true) return 'critical';
+  return f.value >= f.thresholds.warning || f.value >= f.thresholds.critical ? 'warning' : undefined;
 }
 
 /** A rule's measurement at or above one of its levels, before de-duplication. */
@@ -118,11 +128,8 @@ export class TraceDetector {
   private droughtFirstEnd = Number.NaN;
   private droughtFirstRecord = 0;
   private mainAgent: string | undefined;
-  /**
-   * Calls recorded before the latest user message that told the agent something new: the rules
-   * look only at the calls after it (see `userMessage`).
-   */
-  private userFloor = 0;
+  /** A user message said something new since the last call: the next call is marked `USER_TURN`. */
+  private heardNews = false;
   /** Fingerprints of the user messages of this trace (at most `MAX_USER_MESSAGES`, oldest dropped). */
   private userMessages: Hash[] | undefined;
 
@@ -174,8 +181,7 @@ export class TraceDetector {
       if (call.outcome.unknownTool) flags |= UNKNOWN_TOOL;
     }
     if (engine.config.knownTools && !engine.config.knownTools.has(call.toolName)) flags |= UNKNOWN_TOOL;
-    const floor = this.floorIndex();
-    const seen = this.seen(tool, args, out, (flags & OK) !== 0, batch, floor);
+    const seen = this.seen(tool, args, out, (flags & OK) !== 0, batch);
     if (call.argsHash !== undefined) {
       flags |= HAS_ARGS;
       if ((seen & SEEN_ARGS) === 0) flags |= ARGS_NOVEL;
@@ -185,6 +191,10 @@ export class TraceDetector {
     if (policy.role === 'exempt') flags |= EXEMPT;
     if (policy.role === 'poller') flags |= POLLER;
     if (isNews(flags)) flags |= NEWS;
+    if (this.heardNews) {
+      flags |= USER_TURN;
+      this.heardNews = false;
+    }
     this.history.add(tool, args, out, errorClass, flags, batch, call.startTime, call.endTime);
     if (bringsNews(flags) !== undefined) {
       if (bringsNews(flags)) {
@@ -206,8 +216,7 @@ export class TraceDetector {
     // The first call of a tool in the trace counts 1 for every call rule: nothing to find below 2.
     if ((seen & SEEN_TOOL) !== 0 || policy.minCallThreshold <= 1) {
       const drought = { length: this.drought, episode: this.droughtsEnded, firstEnd: this.droughtFirstEnd, firstBack: this.calls - this.droughtFirstRecord };
-      // the floor again: the history may have dropped its oldest call to make room for this one
-      const ctx: CallContext = { history: this.history, settings: engine.config, tool, toolHash: tool, args, out, errorClass, flags, seen, inCycle: this.cycles.inCycle, floor: this.floorIndex(), drought };
+      const ctx: CallContext = { history: this.history, settings: engine.config, tool, toolHash: tool, args, out, errorClass, flags, seen, inCycle: this.cycles.inCycle, drought };
       measureCall(ctx, policy, found);
     }
     return this.report(found, call);
@@ -267,7 +276,7 @@ export class TraceDetector {
     f.droughtFirstEnd = this.droughtFirstEnd;
     f.droughtFirstRecord = this.droughtFirstRecord;
     f.mainAgent = this.mainAgent;
-    f.userFloor = this.userFloor;
+    f.heardNews = this.heardNews;
     f.userMessages = this.userMessages?.slice();
     return f;
   }
@@ -277,10 +286,10 @@ export class TraceDetector {
    * (`SEEN_OUT`), with these arguments (`SEEN_ARGS`), with both (`SEEN_CALL`, in an earlier batch:
    * the same call twice in one parallel batch is one call).
    */
-  private seen(tool: Hash, args: Hash, out: Hash, ok: boolean, batch: number, floor: number): number {
+  private seen(tool: Hash, args: Hash, out: Hash, ok: boolean, batch: number): number {
     const h = this.history;
     let seen = 0;
-    for (let i = h.size - 1; i >= floor; i--) {
+    for (let i = h.size - 1; i >= 0; i--) {
       if (h.tool(i) !== tool) continue;
       seen |= SEEN_TOOL;
       const sameOut = sameHash(h.out(i), out);
@@ -292,29 +301,26 @@ export class TraceDetector {
     return seen;
   }
 
-  /** The history index of the first call after the latest user message that told something new. */
-  private floorIndex(): number {
-    return Math.max(0, this.history.size - (this.calls - this.userFloor));
-  }
-
   /**
-   * A user message arrived, before the calls recorded after it. `content`: its fingerprint, or
-   * undefined when its text is not known. A message that says something the trace has not heard
-   * (or whose text is unknown) is new information: every rule starts over from the calls after
-   * it, as a re-check the user asked for is no loop. A message the trace has had already (the
-   * user repeating themselves, a conversation going round) adds nothing, and changes nothing.
+   * A user message arrived, before the calls recorded after it (`content`: `userMessageHash` of
+   * its text). A message that says something this trace has not heard is new information: the
+   * rules whose evidence is "nothing new between" (repeats, identical failures, cycles, droughts)
+   * start over from the calls after it, as a re-check the user asked for is no proof of a loop;
+   * the weaker rules count it as news between repetitions. A message the trace has had already
+   * (the user repeating themselves, a conversation going round, or a model call's input that
+   * carries the whole conversation again) adds nothing and changes nothing. Returns whether it
+   * was new.
    */
-  userMessage(content: Hash | undefined): void {
-    if (content !== undefined) {
-      const known = (this.userMessages ??= []);
-      if (known.includes(content)) return;
-      if (known.length >= MAX_USER_MESSAGES) known.shift();
-      known.push(content);
-    }
-    this.userFloor = this.calls;
+  userMessage(content: Hash): boolean {
+    const known = (this.userMessages ??= []);
+    if (known.includes(content)) return false;
+    if (known.length >= MAX_USER_MESSAGES) known.shift();
+    known.push(content);
+    this.heardNews = true;
     if (this.drought > 0) this.droughtsEnded++;
     this.drought = 0;
     this.cycles.reset();
+    return true;
   }
 
   /** Batch keys are strings from the caller; the history stores small numbers (consecutive ids). */
@@ -405,8 +411,7 @@ export class TraceDetector {
     if (found.length === 0) return [];
     const out: LoopDetection[] = [];
     for (const f of found) {
-      const level: LoopLevel | undefined =
-        f.value >= f.thresholds.critical ? 'critical' : f.value >= f.thresholds.warning ? 'warning' : undefined;
+      const level = levelOf(f);
       if (!level || !this.firstTime(f.key, level)) continue;
       const cycleTools = f.cycleTools?.map((t) => this.engine.toolName(t));
       out.push({

@@ -117,3 +117,30 @@ describe('loops that stay stuck are stopped', () => {
     ]);
   });
 });
+
+describe('what the user says is information', () => {
+  const check: Step = { tool: 'get_order', args: { order_id: 'W-1207' }, result: { status: 'processing', eta: '2026-11-24' } };
+
+  it('a re-check the user asked for, round after round, is not a loop', () => {
+    const asks = ['Can you check my order W-1207?', 'Please recheck it now, the shop said it shipped.', 'Could you look again? I got an email.', 'One more check please, it must have moved by now.', 'Please recheck right now.', 'Check once more, I am at the door.'];
+    const run = runAgent(asks.flatMap((user) => [{ user }, check]));
+    expect(run.detections).toEqual([]);
+  });
+
+  it('the same call every turn while the user says nothing new is still a loop, stopped by the 5th', () => {
+    const run = runAgent(times(6, () => [{ user: 'Please try again.' }, check]).flat());
+    expect(run.detections.find((d) => d.level === 'critical')).toMatchObject({ rule: 'identical_calls', callIndex: 5, count: 5 });
+  });
+
+  it('a message heard again (whitespace and case aside, as a model input holding the whole conversation repeats it) adds nothing', () => {
+    const script: ScriptItem[] = [{ user: 'Where is my order W-1207?' }, check];
+    for (let i = 0; i < 5; i++) script.push({ user: 'Where is my order W-1207?' }, { user: ' where is my  order W-1207? ' }, check);
+    expect(runAgent(script).first('critical')).toBe(5);
+  });
+
+  it('a loop across the user\'s new messages is warned, never stopped: the same answer to reworded calls', () => {
+    const turns = times(6, (i) => [{ user: `I still need help with the insurance, attempt ${i + 1}.` }, { tool: 'transfer_to_human', args: { summary: `user asks about insurance again (${i + 1})` }, result: 'Transfer successful' }]).flat();
+    const run = runAgent(turns);
+    expect(run.detections.map((d) => [d.rule, d.level])).toEqual([['same_result', 'warning']]);
+  });
+});
