@@ -59,11 +59,11 @@ describe('loop families', () => {
     expect(run.first('critical')).toBe(5);
   });
 
-  it('the same outcome from paraphrased arguments: no_progress warned at 4, stopped at 6', () => {
+  it('the same outcome from paraphrased arguments: no_progress warned at 5, never stopped (weaker evidence than a repeat)', () => {
     const queries = ['weather paris', 'paris weather', 'weather in paris', 'paris weather today', 'current weather paris', 'paris forecast now'];
     const run = runAgent(queries.map((q) => ({ tool: 'search', args: { q }, result: 'No results found for this query.' })));
-    expect(run.first('warning')).toBe(4);
-    expect(run.first('critical')).toBe(6);
+    expect(run.first('warning')).toBe(5);
+    expect(run.first('critical')).toBeUndefined();
     expect(run.detections[0]).toMatchObject({ kind: 'no_progress', rule: 'same_result' });
   });
 
