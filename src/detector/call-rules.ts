@@ -162,9 +162,13 @@ function sameSuccess(ctx: CallContext, limit: number): StreakQuery {
  */
 export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Measurement | undefined {
   const { history: h, args, out, flags } = ctx;
-  if (!has(flags, OK) || ctx.inCycle) return undefined;
+  if (!has(flags, OK)) return undefined;
   const evidence = successEvidence(flags);
-  const thresholds = degrade(ruleThresholds, evidence, ctx.settings);
+  const degraded = degrade(ruleThresholds, evidence, ctx.settings);
+  // In a cycle the cycle rule names the loop; a call of it that repeats with nothing new between
+  // still stops the run when it reaches the critical level first (a lap too long to repeat
+  // exactly, or laps counted from later).
+  const thresholds = ctx.inCycle ? { warning: degraded.critical, critical: degraded.critical } : degraded;
   if (!active(thresholds)) return undefined;
   const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
   if ((ctx.seen & SEEN_CALL) === 0) return countsAlone(thresholds) ? { key, value: 1, count: 1, ...alone(h), thresholds, evidence } : undefined;
