@@ -105,6 +105,7 @@ export function buildToolCall(engine: LoopEngine, raw: RawToolCall, onProblem?: 
     callIndex: raw.callIndex,
   };
   if (args) call.argsHash = args.hash;
+  if (args?.action !== undefined) call.actionHash = args.action;
   if (raw.spanId !== undefined) call.spanId = raw.spanId;
   if (raw.promptName !== undefined) call.promptName = raw.promptName;
   if (raw.agentName !== undefined) call.agentName = raw.agentName;

@@ -102,6 +102,7 @@ export interface SharedDetection {
   readonly policies: ToolPolicies;
   toolHash(name: string): Hash;
   agentToolHash(name: string, agent: string): Hash;
+  actionToolHash(tool: Hash, action: Hash, name: string): Hash;
   toolName(hash: Hash): string;
 }
 
@@ -164,7 +165,8 @@ export class TraceDetector {
     // of the trace, sub-agents, are judged apart.
     const agent = call.agentName;
     if (agent !== undefined) this.mainAgent ??= agent;
-    const tool = agent === undefined || agent === this.mainAgent ? engine.toolHash(call.toolName) : engine.agentToolHash(call.toolName, agent);
+    const named = agent === undefined || agent === this.mainAgent ? engine.toolHash(call.toolName) : engine.agentToolHash(call.toolName, agent);
+    const tool = call.actionHash === undefined ? named : engine.actionToolHash(named, call.actionHash, call.toolName);
     const batch = this.batchId(call.batch);
     const args = call.argsHash ?? Number.NaN;
     let flags = 0;

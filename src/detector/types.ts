@@ -83,6 +83,11 @@ export interface ToolCall extends CallPlacement {
   readonly toolName: string;
   /** Fingerprint of the arguments; absent when they were not captured. */
   readonly argsHash?: Hash;
+  /**
+   * The action a generic tool was asked to run (`Fingerprint.action`: `execute_tool` with a
+   * `tool_name`, an editor's `command`); absent when the arguments name none.
+   */
+  readonly actionHash?: Hash;
   readonly outcome: ToolOutcome;
 }
 

@@ -155,10 +155,10 @@ export function digest(out: LanePair, sa: number, sb: number, n: number, tag: nu
 }
 
 /**
- * An order-independent sum of finished leaf hashes (the targets of a call's arguments), kept as
- * two integer lanes and a count so that adding costs no allocation.
+ * An order-independent sum of finished hashes (the targets of a call's arguments, its action),
+ * kept as two integer lanes and a count so that adding costs no allocation.
  */
-export class TargetSum {
+export class HashSum {
   /** The sums' lanes and the count (read to go back with `restore`: a JSON text that is not JSON adds nothing). */
   sa = 0;
   sb = 0;

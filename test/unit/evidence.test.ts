@@ -89,6 +89,27 @@ describe('a target is not noise', () => {
   });
 });
 
+describe('a generic tool is as many tools as the actions it runs', () => {
+  // an MCP router: one tool, the server and the tool to run in its arguments
+  const call = (tool: string, params: unknown, error: string): Step => ({ tool: 'execute-tool', args: { server_name: 'text-editor', tool_name: tool, params }, error: { message: error } });
+
+  it('different inner tools failing with one error class do not add up', () => {
+    const run = runAgent([
+      call('edit_text_file_contents', { files: [{ path: '/a.ts' }] }, "Input validation error: 'file_hash' is a required property"),
+      call('get_text_file_contents', { files: [{ path: '/a.ts' }] }, "Input validation error: 'file_path' is a required property"),
+      call('get_text_file_contents', { files: [{ file_path: '/a.ts' }] }, "Input validation error: 'ranges' is a required property"),
+      call('edit_text_file_contents', { files: [{ path: '/a.ts', hash: 'x' }] }, "Input validation error: 'contents' is a required property"),
+      call('write_file', { path: '/a.ts' }, "Input validation error: 'content' is a required property"),
+    ]);
+    expect(run.detections).toEqual([]);
+  });
+
+  it('one inner tool failing the same way over changing arguments is still found', () => {
+    const run = runAgent(times(5, (i) => call('edit_text_file_contents', { files: [{ path: `/a${i}.ts` }] }, "Input validation error: 'file_hash' is a required property")));
+    expect(run.detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([['error_class', 'warning', 4]]);
+  });
+});
+
 describe('loops that stay stuck are stopped', () => {
   const ls: Step = { tool: 'bash', args: { command: 'ls /workspace/output' }, result: '[]' };
 

@@ -107,6 +107,17 @@ describe('fingerprint properties', () => {
     expect(fingerprint({ id: 'blk_1' }, RESULT).targets).toBeUndefined();
   });
 
+  it("find a generic tool's action in its top-level members, whatever the form; wording and nested members are no action", () => {
+    const action = (v: unknown): number | undefined => fingerprint(v, ARGS).action;
+    const a = action({ server_name: 'github', tool_name: 'create_issue', params: { title: 'x y' } });
+    expect(a).toBeDefined();
+    expect(action('{"params":{"title":"z"},"tool_name":"create_issue","server_name":"github"}')).toBe(a);
+    expect(action({ server_name: 'github', tool_name: 'list_issues', params: {} })).not.toBe(a);
+    expect(action({ command: 'grep -rn foo src' })).toBeUndefined();
+    expect(action({ params: { tool_name: 'create_issue' } })).toBeUndefined();
+    expect(fingerprint({ tool_name: 'create_issue' }, RESULT).action).toBeUndefined();
+  });
+
   it('differ for values that differ as data', () => {
     fc.assert(
       fc.property(plainJson, plainJson, (a, b) => {
