@@ -1,5 +1,6 @@
 import { combineAll, type Hash } from '../fingerprint/hash.js';
-import { HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
+import { HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
+import { similarWording } from '../fingerprint/wording.js';
 import { walkStreak, type Streak, type StreakQuery } from './streak.js';
 import type { Thresholds } from './thresholds.js';
 
@@ -65,6 +66,8 @@ export interface CallContext {
   readonly out: Hash;
   /** A failure's error class (NaN for a success). */
   readonly errorClass: Hash;
+  /** The wording sketch of a success's arguments (NaN when it has none). */
+  readonly wording: number;
   readonly flags: number;
   /**
    * `SEEN_*` bits: which earlier calls the history holds. A rule whose repetition cannot be among
@@ -174,7 +177,11 @@ export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Me
   if ((ctx.seen & SEEN_CALL) === 0) return countsAlone(thresholds) ? { key, value: 1, count: 1, ...alone(h), thresholds, evidence } : undefined;
   const q = sameSuccess(ctx, stopAt(thresholds));
   const s = walkStreak(h, { ...q, ...(has(flags, HAS_ARGS) ? { gap: (i: number) => has(h.flags(i), NEWS) } : {}), budget: 0, userTurnEnds: true }, options(ctx));
-  return { key, value: s.weighted, count: s.count, ...evidenceStart(h, s), thresholds, evidence };
+  // Repetitions spaced out in time weigh less towards a warning (a few polls spaced out are no
+  // loop), but time alone tells nothing new: the critical count of them stops the run however
+  // long they took. Only a poller's answer is expected to move with time.
+  const value = !has(flags, POLLER) && s.count >= thresholds.critical ? s.count : s.weighted;
+  return { key, value, count: s.count, ...evidenceStart(h, s), thresholds, evidence };
 }
 
 /** Thresholds raised by `n` (repetitions far apart need more of them). */
@@ -270,30 +277,49 @@ export function changingOutput(ctx: CallContext, thresholds: Thresholds): Measur
  * different records, files or pages never give "the same answer": only rewordings do.
  */
 export function sameResult(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
-  const { history: h, tool, out, flags } = ctx;
+  const { history: h, tool, out, flags, wording } = ctx;
   if (!has(flags, OK) || !has(flags, HAS_RESULT) || !has(flags, INFORMATIVE) || !has(flags, HAS_ARGS)) return undefined;
   // alone, the answer has one set of arguments: never a paraphrase
   if (!active(thresholds) || (ctx.seen & SEEN_OUT) === 0) return undefined;
-  const s = walkStreak(
-    h,
-    {
-      occurrence: (i) => h.tool(i) === tool && has(h.flags(i), OK) && has(h.flags(i), INFORMATIVE) && sameHash(h.out(i), out),
-      breaks: (i) => h.tool(i) === tool && has(h.flags(i), OK) && has(h.flags(i), HAS_RESULT) && !sameHash(h.out(i), out),
-      spacing: true,
-      stopAt: stopAt(thresholds),
-    },
-    options(ctx),
-  );
+  // A rewording of the call found last (this one, at first): a draft rewritten again and again
+  // drifts, one step at a time; new content (another fact written, another paragraph) is other work.
+  let last = wording;
+  const rewordsLast = (i: number): boolean => {
+    if (!reworded(h.wording(i), last)) return false;
+    if (!Number.isNaN(h.wording(i))) last = h.wording(i);
+    return true;
+  };
+  const q: StreakQuery = {
+    occurrence: (i) => h.tool(i) === tool && has(h.flags(i), OK) && has(h.flags(i), INFORMATIVE) && sameHash(h.out(i), out) && rewordsLast(i),
+    breaks: (i) => h.tool(i) === tool && has(h.flags(i), OK) && has(h.flags(i), HAS_RESULT) && !sameHash(h.out(i), out),
+    spacing: true,
+    stopAt: stopAt(thresholds),
+  };
+  const near = walkStreak(h, q, options(ctx));
+  if (near.weighted >= Math.min(thresholds.warning, thresholds.critical)) return sameResultFinding(ctx, near, thresholds);
+  // Rewordings with other work between them (a rotation of lookups and rewrites that each get the
+  // same refusal) need more of them, and the user's new messages end them.
+  const apart = degradeBy(thresholds, APART_REPEATS);
+  last = wording;
+  return sameResultFinding(ctx, walkStreak(h, { ...q, gap: () => false, userTurnEnds: true, stopAt: stopAt(apart) }, options(ctx)), apart);
+}
+
+function sameResultFinding(ctx: CallContext, s: Streak, thresholds: Thresholds): Measurement | undefined {
   if (s.distinctArgs < 2) return undefined;
   return {
-    key: combineAll(R_SAME_RESULT, ctx.toolHash, out),
+    key: combineAll(R_SAME_RESULT, ctx.toolHash, ctx.out),
     value: s.weighted,
     count: s.count,
-    ...evidenceStart(h, s),
+    ...evidenceStart(ctx.history, s),
     thresholds,
     evidence: 'arguments+result',
     distinctArgs: s.distinctArgs,
   };
+}
+
+/** Two calls' arguments are one request reworded (or either has no words to compare: targets alone tell them apart). */
+function reworded(a: number, b: number): boolean {
+  return Number.isNaN(a) || Number.isNaN(b) || similarWording(a, b);
 }
 
 /** A failure of the call to count for the failure rules: with arguments, of a tool that exists. */

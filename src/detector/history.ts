@@ -27,8 +27,11 @@ export const USER_TURN = 2048;
 const F_TOOL = 0;
 const F_ARGS = 1;
 const F_OUT = 2;
-/** A failure's error class (its outcome, `F_OUT`, is what it said); NaN for a success. */
-const F_CLASS = 3;
+/**
+ * A failure's error class (its outcome, `F_OUT`, is what it said); a success's wording sketch
+ * (`Fingerprint.wording`, NaN when its arguments have no words). One slot: a call is one or the other.
+ */
+const F_AUX = 3;
 /** Flags and batch number in one double: `batch · FLAG_SPAN + flags` (exact below 2^53). */
 const F_FLAGS_BATCH = 4;
 const F_START = 5;
@@ -65,16 +68,16 @@ export class CallHistory {
   /**
    * Remembers a call: its tool, arguments hash (NaN when not captured), outcome hash (the result's
    * fingerprint when ok, what the failure said when failed; NaN when ok without a captured
-   * result), error class (NaN when ok), flags, batch number and times.
+   * result), error class when failed or wording sketch when ok (see `F_AUX`), flags, batch number and times.
    */
-  add(tool: number, args: Hash, out: Hash, errorClass: Hash, flags: number, batch: number, start: number, end: number): void {
+  add(tool: number, args: Hash, out: Hash, aux: number, flags: number, batch: number, start: number, end: number): void {
     if (this.count === this.slots && this.slots < this.capacity) this.grow();
     const o = this.head * STRIDE;
     const d = this.data;
     d[o + F_TOOL] = tool;
     d[o + F_ARGS] = args;
     d[o + F_OUT] = out;
-    d[o + F_CLASS] = errorClass;
+    d[o + F_AUX] = aux;
     d[o + F_FLAGS_BATCH] = batch * FLAG_SPAN + flags;
     d[o + F_START] = start;
     d[o + F_END] = end;
@@ -111,8 +114,13 @@ export class CallHistory {
   out(i: number): Hash {
     return this.field(i, F_OUT);
   }
+  /** A failure's error class. */
   errorClass(i: number): Hash {
-    return this.field(i, F_CLASS);
+    return this.field(i, F_AUX);
+  }
+  /** A success's wording sketch (NaN when its arguments have no words). */
+  wording(i: number): number {
+    return this.field(i, F_AUX);
   }
   flags(i: number): number {
     // the low bits of an integer double, whatever its size: ToInt32 keeps them

@@ -172,6 +172,7 @@ export class TraceDetector {
     let flags = 0;
     let out: Hash;
     let errorClass = Number.NaN;
+    const wording = call.wording ?? Number.NaN;
     if (call.outcome.ok) {
       flags |= OK;
       out = call.outcome.resultHash ?? Number.NaN;
@@ -197,7 +198,7 @@ export class TraceDetector {
       flags |= USER_TURN;
       this.heardNews = false;
     }
-    this.history.add(tool, args, out, errorClass, flags, batch, call.startTime, call.endTime);
+    this.history.add(tool, args, out, call.outcome.ok ? wording : errorClass, flags, batch, call.startTime, call.endTime);
     if (bringsNews(flags) !== undefined) {
       if (bringsNews(flags)) {
         if (this.drought > 0) this.droughtsEnded++;
@@ -218,7 +219,7 @@ export class TraceDetector {
     // The first call of a tool in the trace counts 1 for every call rule: nothing to find below 2.
     if ((seen & SEEN_TOOL) !== 0 || policy.minCallThreshold <= 1) {
       const drought = { length: this.drought, episode: this.droughtsEnded, firstEnd: this.droughtFirstEnd, firstBack: this.calls - this.droughtFirstRecord };
-      const ctx: CallContext = { history: this.history, settings: engine.config, tool, toolHash: tool, args, out, errorClass, flags, seen, inCycle: this.cycles.inCycle, drought };
+      const ctx: CallContext = { history: this.history, settings: engine.config, tool, toolHash: tool, args, out, errorClass, wording, flags, seen, inCycle: this.cycles.inCycle, drought };
       measureCall(ctx, policy, found);
     }
     return this.report(found, call);

@@ -88,6 +88,8 @@ export interface ToolCall extends CallPlacement {
    * `tool_name`, an editor's `command`); absent when the arguments name none.
    */
   readonly actionHash?: Hash;
+  /** The words of the arguments (`Fingerprint.wording`), for telling a rewording from new content; absent when they have none. */
+  readonly wording?: number;
   readonly outcome: ToolOutcome;
 }
 

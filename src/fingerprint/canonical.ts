@@ -4,6 +4,7 @@ import { chainA, chainB, digest, finish, member, number, text, textOf, HashSum, 
 import { pack, seedA, seedB, type Hash } from './hash.js';
 import { Cap, Note, Tag, L_CYCLE, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, L_VOLATILE } from './tags.js';
 import { isSpace, ResultText } from './result-text.js';
+import { WordingSketch } from './wording.js';
 import { UnitBuffers, type Units } from './units.js';
 import {
   isNowTimestampNumber,
@@ -58,6 +59,11 @@ export interface Fingerprint {
    */
   readonly action: Hash | undefined;
   /**
+   * Arguments only: a sketch of the words of its text (`wording.ts`), to tell one request reworded
+   * from different content; undefined when it has no words.
+   */
+  readonly wording: number | undefined;
+  /**
    * Arguments only: the hash of the call's targets, the values that name what it acts on (an id,
    * a path, a URL, a record key, a number: a string without whitespace, or a number), in any
    * order; undefined when it has none. Wording (text with spaces: a query, a message, a command)
@@ -111,6 +117,8 @@ export class Walker implements LanePair {
   private readonly text = new ResultText();
   /** Arguments: the targets met so far (see `Fingerprint.targets`). */
   readonly targets = new HashSum();
+  /** Arguments: the words met so far (see `Fingerprint.wording`). */
+  readonly wording = new WordingSketch();
   /** Arguments: the action members met so far (see `Fingerprint.action`). */
   readonly action = new HashSum();
   /** The last string leaf of the arguments was a target (a value without whitespace). */
@@ -132,6 +140,7 @@ export class Walker implements LanePair {
     this.control = false;
     this.targets.clear();
     this.action.clear();
+    this.wording.clear();
     this.release();
   }
 
@@ -253,6 +262,7 @@ export class Walker implements LanePair {
       }
       if (this.informative === 0 && !isStatusWordRange(u, start, end)) this.informative++;
       if (text(this, Tag.String, units, start, end)) this.control = true;
+      this.wording.addText(u, start, end);
       this.lastStringTarget = isTargetRange(u, start, end);
       if (this.lastStringTarget) this.targets.add(this.ha, this.hb);
       return;
@@ -487,6 +497,8 @@ export function fingerprint(value: unknown, options: FingerprintOptions): Finger
       notes: walker.notes,
       targets: walker.targets.digest(walker, TARGETS_TAG),
       action: walker.action.digest(walker, ACTION_TAG),
+      // only argument text is read into it (`stringLeaf`): a result has none
+      wording: walker.wording.digest(),
     };
   } finally {
     walker.release();

@@ -88,7 +88,7 @@ describe('the guard stops loops before they run (graduated)', () => {
   });
 
   it('different arguments, the same answer: judged once it is known, a warning (rewording is weaker evidence than a repeat)', async () => {
-    const queries = ['weather paris', 'paris weather', 'weather in paris', 'paris weather today', 'current weather paris', 'paris forecast now', 'paris meteo'];
+    const queries = ['weather in paris today', 'paris weather today', 'weather today in paris', 'today paris weather', 'the weather in paris today', 'paris today weather', 'weather for paris today'];
     const run = await runGuarded(queries.map((q) => ({ tool: 'search', args: { q }, result: 'No results found for this query.' })));
     expect(run.fates).toEqual(['ran', 'ran', 'ran', 'ran', 'ran', 'ran', 'ran']);
     expect(run.events.map((e) => `${e.phase}:${e.action}:${e.detection.rule}:${e.detection.level}`)).toEqual(['after:allowed:same_result:warning']);

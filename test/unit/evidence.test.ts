@@ -78,7 +78,7 @@ describe('a target is not noise', () => {
   });
 
   it('rewording one question, the same answer each time, is still no progress', () => {
-    const queries = ['refund policy for damaged items', 'damaged item refund policy', 'how to refund damaged items', 'refunds for damaged goods', 'policy on damaged item refunds', 'damaged goods refund rules'];
+    const queries = ['refund policy for damaged items', 'damaged items refund policy', 'the refund policy for damaged items', 'refund policy damaged items', 'policy for refund of damaged items', 'damaged items: refund policy'];
     const run = runAgent(queries.map((q) => ({ tool: 'kb_search', args: { query: q, space: 'SUPPORT' }, result: 'Refunds within 30 days of delivery.' })));
     expect(run.detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([['same_result', 'warning', 5]]);
   });
@@ -86,6 +86,54 @@ describe('a target is not noise', () => {
   it('the same update of the same block, the same answer, five times, is stopped at the 5th', () => {
     const run = runAgent(times(6, () => ({ tool: 'notion_update_block', args: { block_id: uuid(1), content: 'Status: done' }, result: confirmation(uuid(1), 1) })));
     expect(run.first('critical')).toBe(5);
+  });
+});
+
+describe('a rewording is not new content', () => {
+  const facts = [
+    'Michael is 35, lives in Seattle and works as a freelance graphic designer who likes sleek tools.',
+    'He wants an espresso machine that gives a cafe-like result without barista training.',
+    'Budget matters: he asks about discounts, bundles and seasonal promotions on grinders.',
+    'Shipping to Seattle worries him because his building has no concierge for parcels.',
+    'A friend bought an air fryer from the shop last month and praised the customer service.',
+    'His kitchen counter is narrow, so the machine must fit under low wall cabinets.',
+  ];
+
+  it('different facts written turn after turn, each acknowledged alike, are different work', () => {
+    const run = runAgent(facts.flatMap((text, i) => [{ user: `message ${i}: ${text}` }, { tool: 'memory_append', args: { text }, result: { status: 'Memory appended.' } }]));
+    expect(run.detections).toEqual([]);
+  });
+
+  it('one request reworded turn after turn, the same answer each time, is warned', () => {
+    const summaries = [
+      'The user wants to add travel insurance to an existing booking, which the policy does not allow.',
+      'The user still wants to add travel insurance to the existing booking; the policy does not allow it.',
+      'User again asks to add travel insurance to an existing booking, not allowed by the policy.',
+      'The user insists on adding travel insurance to the existing booking, which policy does not allow.',
+      'Once more the user wants travel insurance added to an existing booking; the policy does not allow it.',
+    ];
+    const run = runAgent(summaries.flatMap((summary, i) => [{ user: `please, attempt ${i}` }, { tool: 'transfer_to_human_agents', args: { summary }, result: 'Transfer successful' }]));
+    expect(run.detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([['same_result', 'warning', 5]]);
+  });
+
+  it('a draft that only grows, refused the same way lap after lap between other calls, is found', () => {
+    const base = 'Riur Nxkglre, 35, enjoys hiking and photography, prefers window seats and vegetarian meals';
+    const script: ScriptItem[] = [];
+    for (let lap = 0; lap < 8; lap++) {
+      const text = `${base}${', and more'.repeat(lap)} (lap ${lap})`;
+      script.push({ tool: 'memory_search', args: { query: `profile details ${lap}` }, result: { hits: [{ id: 0, score: 0.5 + lap / 100 }] } });
+      script.push({ tool: 'memory_update', args: { id: 0, text }, result: { error: 'Entry length exceeds maximum length of 300 characters.' } });
+      script.push({ tool: 'archive_add', args: { text }, result: { id: 40 + lap } });
+    }
+    expect(runAgent(script).detections.find((d) => d.toolName === 'memory_update')).toMatchObject({ rule: 'same_result', level: 'warning' });
+  });
+});
+
+describe('time alone tells nothing new', () => {
+  it('the identical call and answer five times, minutes apart, is stopped at the 5th; four stay quiet', () => {
+    const check: Step = { tool: 'get_deployment', args: { id: 'prod' }, result: 'rolling out 2/5 replicas', idleMs: 5 * 60_000 };
+    expect(runAgent(times(4, check)).detections).toEqual([]);
+    expect(runAgent(times(5, check)).detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([['identical_calls', 'critical', 5]]);
   });
 });
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fingerprint, NOTE_MALFORMED_JSON, volatileKeySet, type FingerprintOptions } from '../../src/fingerprint/canonical.js';
+import { similarWording } from '../../src/fingerprint/wording.js';
 import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, mayHoldVolatile, normalizeKey, resultTextPattern, toUnits } from '../../src/fingerprint/volatile.js';
 
 const argumentKeys = volatileKeySet(DEFAULT_VOLATILE_ARGUMENT_KEYS);
@@ -116,6 +117,31 @@ describe('fingerprint properties', () => {
     expect(action({ command: 'grep -rn foo src' })).toBeUndefined();
     expect(action({ params: { tool_name: 'create_issue' } })).toBeUndefined();
     expect(fingerprint({ tool_name: 'create_issue' }, RESULT).action).toBeUndefined();
+  });
+
+  it('sketch the wording of arguments: one request reworded agrees, different content does not, case and form aside', () => {
+    const wording = (v: unknown): number => fingerprint(v, ARGS).wording ?? Number.NaN;
+    const a = wording({ q: 'refund policy for damaged items in the spring sale' });
+    expect(wording('{"q":"Refund policy for damaged items in the spring sale"}')).toBe(a);
+    expect(similarWording(a, wording({ q: 'the refund policy for damaged items of the spring sale' }))).toBe(true);
+    expect(similarWording(a, wording({ q: 'shipping times to Seattle for kitchen appliances and grinders' }))).toBe(false);
+    // keys are not words of the request, and results are not sketched
+    expect(fingerprint({ refund: 1, policy: 2 }, ARGS).wording).toBeUndefined();
+    expect(fingerprint('refund policy', RESULT).wording).toBeUndefined();
+    // over many draws, rewordings that share most words agree and unrelated texts do not
+    const words = fc.array(fc.stringMatching(/^[a-z]{3,9}$/), { minLength: 12, maxLength: 30 });
+    let agreed = 0;
+    let apart = 0;
+    fc.assert(
+      fc.property(words, words, (mine, other) => {
+        const reworded = [...mine.slice(1), 'please', 'again'];
+        if (similarWording(wording({ t: mine.join(' ') }), wording({ t: reworded.join(' ') }))) agreed++;
+        if (similarWording(wording({ t: mine.join(' ') }), wording({ t: other.join(' ') }))) apart++;
+      }),
+      { numRuns: 300, seed: 11 },
+    );
+    expect(agreed).toBeGreaterThan(270);
+    expect(apart).toBeLessThan(15);
   });
 
   it('differ for values that differ as data', () => {

@@ -60,7 +60,8 @@ describe('loop families', () => {
   });
 
   it('the same outcome from paraphrased arguments: no_progress warned at 5, never stopped (weaker evidence than a repeat)', () => {
-    const queries = ['weather paris', 'paris weather', 'weather in paris', 'paris weather today', 'current weather paris', 'paris forecast now'];
+    // rewordings keep the request's words (a different question would not)
+    const queries = ['weather in paris today', 'paris weather today', 'weather today in paris', 'today paris weather', 'the weather in paris today', 'paris today weather'];
     const run = runAgent(queries.map((q) => ({ tool: 'search', args: { q }, result: 'No results found for this query.' })));
     expect(run.first('warning')).toBe(5);
     expect(run.first('critical')).toBeUndefined();
