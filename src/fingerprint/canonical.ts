@@ -262,9 +262,11 @@ export class Walker implements LanePair {
       }
       if (this.informative === 0 && !isStatusWordRange(u, start, end)) this.informative++;
       if (text(this, Tag.String, units, start, end)) this.control = true;
-      this.wording.addText(u, start, end);
-      this.lastStringTarget = isTargetRange(u, start, end);
+      // a token (no space) is a target; text with spaces is wording
+      const spaced = firstSpace(u, start, end) < end;
+      this.lastStringTarget = !spaced && end > start && end - start <= MAX_TARGET_LENGTH;
       if (this.lastStringTarget) this.targets.add(this.ha, this.hb);
+      else if (spaced) this.wording.addText(u, start, end);
       return;
     }
     this.resultText(units, raw, start, end);
@@ -465,11 +467,11 @@ export class Walker implements LanePair {
   }
 }
 
-/** A non-empty text without whitespace, short enough to name something (see `Fingerprint.targets`). */
-function isTargetRange(u: Uint16Array, start: number, end: number): boolean {
-  if (end <= start || end - start > MAX_TARGET_LENGTH) return false;
-  for (let i = start; i < end; i++) if (isSpace(u[i] as number)) return false;
-  return true;
+/** Index of the first space, tab or line break in `u[start, end)` (`end` when there is none). */
+function firstSpace(u: Uint16Array, start: number, end: number): number {
+  let i = start;
+  while (i < end && (u[i] as number) > Char.Space) i++;
+  return i;
 }
 
 function tryParseJson(text: string): { value: unknown } | undefined {

@@ -28,11 +28,11 @@ const test = real.filter((r) => r.split === 'test');
 /**
  * Where the dev split warns more than 3 % of a source's honest runs (issue 27's target): named,
  * with how many, not hidden. bfcl-memory-qwen3: an agent rewriting one memory entry after each
- * user message, refused the same way each time ("exceeds maximum length"), 5 runs, and a
+ * user message, refused the same way each time ("exceeds maximum length"), 4 runs, and a
  * remove-three/re-add-the-same-three round in one parallel batch, 1 run (FINDINGS.md, issue 27's
  * engine section). They are warnings; the same shape with the user saying nothing new is a loop.
  */
-const ABOVE_THREE_PERCENT: Readonly<Record<string, number>> = { 'bfcl-memory-qwen3': 6 };
+const ABOVE_THREE_PERCENT: Readonly<Record<string, number>> = { 'bfcl-memory-qwen3': 5 };
 
 const FIRST_LOOK_TEST_BREAKS = [
   'toolathlon [test] claude-4.5-sonnet/k8s-redis-helm-upgrade: honest run stopped',
