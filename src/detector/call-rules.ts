@@ -68,6 +68,8 @@ export interface CallContext {
   readonly errorClass: Hash;
   /** The wording sketch of a success's arguments (NaN when it has none). */
   readonly wording: number;
+  /** How long a success's wording is (0 when it has none). */
+  readonly wordingLength: number;
   readonly flags: number;
   /**
    * `SEEN_*` bits: which earlier calls the history holds. A rule whose repetition cannot be among
@@ -281,6 +283,7 @@ export function sameResult(ctx: CallContext, thresholds: Thresholds): Measuremen
   if (!has(flags, OK) || !has(flags, HAS_RESULT) || !has(flags, INFORMATIVE) || !has(flags, HAS_ARGS)) return undefined;
   // alone, the answer has one set of arguments: never a paraphrase
   if (!active(thresholds) || (ctx.seen & SEEN_OUT) === 0) return undefined;
+  if (cutShorter(ctx)) return undefined;
   // A rewording of the call found last (this one, at first): a draft rewritten again and again
   // drifts, one step at a time; new content (another fact written, another paragraph) is other work.
   let last = wording;
@@ -302,6 +305,21 @@ export function sameResult(ctx: CallContext, thresholds: Thresholds): Measuremen
   const apart = degradeBy(thresholds, APART_REPEATS);
   last = wording;
   return sameResultFinding(ctx, walkStreak(h, { ...q, gap: () => false, userTurnEnds: true, stopAt: stopAt(apart) }, options(ctx)), apart);
+}
+
+/**
+ * The call's wording is shorter than the one that got the same answer last: the agent is acting
+ * on that answer (trimming a text toward a length limit the answer states, narrowing a request),
+ * which is information, not a paraphrase of a request that cannot succeed.
+ */
+function cutShorter(ctx: CallContext): boolean {
+  const { history: h, tool, out, wordingLength } = ctx;
+  if (wordingLength === 0) return false;
+  // the newest entry is the call itself
+  for (let i = h.size - 2; i >= 0; i--) {
+    if (h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.out(i), out)) return h.wordingLength(i) > wordingLength;
+  }
+  return false;
 }
 
 function sameResultFinding(ctx: CallContext, s: Streak, thresholds: Thresholds): Measurement | undefined {

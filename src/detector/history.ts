@@ -36,13 +36,15 @@ const F_AUX = 3;
 const F_FLAGS_BATCH = 4;
 const F_START = 5;
 const F_END = 6;
-const STRIDE = 7;
+/** A success's wording length (`Fingerprint.wordingLength`, 0 when its arguments have no words). */
+const F_LENGTH = 7;
+const STRIDE = 8;
 /** One past the highest flag bit. */
 const FLAG_SPAN = 4096;
 const INITIAL_CAPACITY = 4;
 
 /**
- * The last N calls of one trace, packed into one array of doubles (7 numbers a call) so that a
+ * The last N calls of one trace, packed into one array of doubles (8 numbers a call) so that a
  * trace costs a few hundred bytes, not a few hundred objects. Grows from 4 slots by half again
  * (4, 6, 9, ...) to `capacity`, then overwrites the oldest, flags and batch number in one double
  * (bench: memory per active trace, 5 calls with 1 KB JSON: 2.24 → 1.70 KiB with the packings of
@@ -68,9 +70,10 @@ export class CallHistory {
   /**
    * Remembers a call: its tool, arguments hash (NaN when not captured), outcome hash (the result's
    * fingerprint when ok, what the failure said when failed; NaN when ok without a captured
-   * result), error class when failed or wording sketch when ok (see `F_AUX`), flags, batch number and times.
+   * result), error class when failed or wording sketch when ok (see `F_AUX`), flags, batch number,
+   * times and a success's wording length.
    */
-  add(tool: number, args: Hash, out: Hash, aux: number, flags: number, batch: number, start: number, end: number): void {
+  add(tool: number, args: Hash, out: Hash, aux: number, flags: number, batch: number, start: number, end: number, wordingLength = 0): void {
     if (this.count === this.slots && this.slots < this.capacity) this.grow();
     const o = this.head * STRIDE;
     const d = this.data;
@@ -81,6 +84,7 @@ export class CallHistory {
     d[o + F_FLAGS_BATCH] = batch * FLAG_SPAN + flags;
     d[o + F_START] = start;
     d[o + F_END] = end;
+    d[o + F_LENGTH] = wordingLength;
     this.head = (this.head + 1) % this.slots;
     if (this.count < this.slots) this.count++;
   }
@@ -121,6 +125,10 @@ export class CallHistory {
   /** A success's wording sketch (NaN when its arguments have no words). */
   wording(i: number): number {
     return this.field(i, F_AUX);
+  }
+  /** A success's wording length (0 when its arguments have no words). */
+  wordingLength(i: number): number {
+    return this.field(i, F_LENGTH);
   }
   flags(i: number): number {
     // the low bits of an integer double, whatever its size: ToInt32 keeps them

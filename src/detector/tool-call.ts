@@ -106,7 +106,10 @@ export function buildToolCall(engine: LoopEngine, raw: RawToolCall, onProblem?: 
   };
   if (args) call.argsHash = args.hash;
   if (args?.action !== undefined) call.actionHash = args.action;
-  if (args?.wording !== undefined) call.wording = args.wording;
+  if (args?.wording !== undefined) {
+    call.wording = args.wording;
+    call.wordingLength = args.wordingLength;
+  }
   if (raw.spanId !== undefined) call.spanId = raw.spanId;
   if (raw.promptName !== undefined) call.promptName = raw.promptName;
   if (raw.agentName !== undefined) call.agentName = raw.agentName;

@@ -198,7 +198,8 @@ export class TraceDetector {
       flags |= USER_TURN;
       this.heardNews = false;
     }
-    this.history.add(tool, args, out, call.outcome.ok ? wording : errorClass, flags, batch, call.startTime, call.endTime);
+    const wordingLength = call.outcome.ok ? (call.wordingLength ?? 0) : 0;
+    this.history.add(tool, args, out, call.outcome.ok ? wording : errorClass, flags, batch, call.startTime, call.endTime, wordingLength);
     if (bringsNews(flags) !== undefined) {
       if (bringsNews(flags)) {
         if (this.drought > 0) this.droughtsEnded++;
@@ -219,7 +220,7 @@ export class TraceDetector {
     // The first call of a tool in the trace counts 1 for every call rule: nothing to find below 2.
     if ((seen & SEEN_TOOL) !== 0 || policy.minCallThreshold <= 1) {
       const drought = { length: this.drought, episode: this.droughtsEnded, firstEnd: this.droughtFirstEnd, firstBack: this.calls - this.droughtFirstRecord };
-      const ctx: CallContext = { history: this.history, settings: engine.config, tool, toolHash: tool, args, out, errorClass, wording, flags, seen, inCycle: this.cycles.inCycle, drought };
+      const ctx: CallContext = { history: this.history, settings: engine.config, tool, toolHash: tool, args, out, errorClass, wording, wordingLength, flags, seen, inCycle: this.cycles.inCycle, drought };
       measureCall(ctx, policy, found);
     }
     return this.report(found, call);

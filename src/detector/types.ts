@@ -90,6 +90,8 @@ export interface ToolCall extends CallPlacement {
   readonly actionHash?: Hash;
   /** The words of the arguments (`Fingerprint.wording`), for telling a rewording from new content; absent when they have none. */
   readonly wording?: number;
+  /** How long the arguments' wording is (`Fingerprint.wordingLength`); absent when they have none. */
+  readonly wordingLength?: number;
   readonly outcome: ToolOutcome;
 }
 

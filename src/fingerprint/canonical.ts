@@ -64,6 +64,11 @@ export interface Fingerprint {
    */
   readonly wording: number | undefined;
   /**
+   * Arguments only: how long their wording is (code units of their text with spaces; 0 without).
+   * A request cut shorter after an answer is the agent acting on that answer (`sameResult`).
+   */
+  readonly wordingLength: number;
+  /**
    * Arguments only: the hash of the call's targets, the values that name what it acts on (an id,
    * a path, a URL, a record key, a number: a string without whitespace, or a number), in any
    * order; undefined when it has none. Wording (text with spaces: a query, a message, a command)
@@ -501,6 +506,7 @@ export function fingerprint(value: unknown, options: FingerprintOptions): Finger
       action: walker.action.digest(walker, ACTION_TAG),
       // only argument text is read into it (`stringLeaf`): a result has none
       wording: walker.wording.digest(),
+      wordingLength: walker.wording.length,
     };
   } finally {
     walker.release();

@@ -34,8 +34,11 @@ function isWordUnit(c: number): boolean {
 export class WordingSketch {
   private readonly mins = new Uint32Array(BINS).fill(EMPTY);
   private words = 0;
+  /** Code units of all the wording read, past `MAX_WORDS` too (see `Fingerprint.wordingLength`). */
+  length = 0;
 
   clear(): void {
+    this.length = 0;
     if (this.words === 0) return;
     this.mins.fill(EMPTY);
     this.words = 0;
@@ -47,6 +50,7 @@ export class WordingSketch {
    * call's outcome already tells apart (`Fingerprint.targets`).
    */
   addText(u: Uint16Array, start: number, end: number): void {
+    this.length += end - start;
     let h = BASIS;
     let len = 0;
     for (let i = start; i <= end && this.words < MAX_WORDS; i++) {

@@ -25,15 +25,6 @@ const test = real.filter((r) => r.split === 'test');
  * Terminal-Bench sources"): listed, not hidden, and scored at the end only (the dev splits' breaks
  * are fixed: the dev floor below holds). Issue 27 is done when this list is empty.
  */
-/**
- * Where the dev split warns more than 3 % of a source's honest runs (issue 27's target): named,
- * with how many, not hidden. bfcl-memory-qwen3: an agent rewriting one memory entry after each
- * user message, refused the same way each time ("exceeds maximum length"), 4 runs, and a
- * remove-three/re-add-the-same-three round in one parallel batch, 1 run (FINDINGS.md, issue 27's
- * engine section). They are warnings; the same shape with the user saying nothing new is a loop.
- */
-const ABOVE_THREE_PERCENT: Readonly<Record<string, number>> = { 'bfcl-memory-qwen3': 5 };
-
 const FIRST_LOOK_TEST_BREAKS = [
   'toolathlon [test] claude-4.5-sonnet/k8s-redis-helm-upgrade: honest run stopped',
   'toolathlon [test] deepseek-v3.2-exp/reimbursement-form-filler: honest run stopped',
@@ -97,14 +88,13 @@ describe('the floor', () => {
     expect(floorFailures(dev).map((f) => `${f.corpus} ${f.runId}: ${f.problem}: ${f.detail}`)).toEqual([]);
   });
 
-  it('warns at most 1 % of the honest runs of the dev split, and no source above 3 % but the one named', () => {
+  it('warns at most 1 % of the honest runs of the dev split, and no source above 3 %', () => {
     const lw = dev.map((r) => ({ name: r.corpus, s: r.scores.find((x) => x.detector === LOOPWATCH) }));
     const honest = lw.reduce((n, x) => n + (x.s?.honest ?? 0), 0);
     const warned = lw.reduce((n, x) => n + (x.s?.honestWarned ?? 0), 0);
     expect(warned / honest).toBeLessThanOrEqual(0.01);
     for (const x of lw) {
-      const limit = ABOVE_THREE_PERCENT[x.name] ?? Math.floor(0.03 * (x.s?.honest ?? 0));
-      expect(x.s?.honestWarned ?? 0, x.name).toBeLessThanOrEqual(limit);
+      expect(x.s?.honestWarned ?? 0, x.name).toBeLessThanOrEqual(Math.floor(0.03 * (x.s?.honest ?? 0)));
     }
   });
 

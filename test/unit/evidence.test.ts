@@ -127,6 +127,22 @@ describe('a rewording is not new content', () => {
     }
     expect(runAgent(script).detections.find((d) => d.toolName === 'memory_update')).toMatchObject({ rule: 'same_result', level: 'warning' });
   });
+
+  describe('a text cut shorter after the same refusal acts on it', () => {
+    const words = 'Riur Nxkglre is 35, enjoys hiking and photography, prefers window seats, vegetarian meals and quiet hotels near the old town'.split(' ');
+    const refused = { error: 'Entry length exceeds maximum length of 300 characters.' };
+    const drafts = (lengths: readonly number[]): ScriptItem[] => lengths.map((n) => ({ tool: 'memory_update', args: { id: 12, text: words.slice(0, n).join(' ') }, result: refused }));
+
+    it('trimmed draft after draft toward the limit: not warned', () => {
+      expect(runAgent(drafts([20, 19, 18, 17, 16, 15, 14, 13])).detections).toEqual([]);
+    });
+
+    it('a draft that goes back to a longer one is a rewording again, and is warned', () => {
+      const run = runAgent(drafts([16, 15, 17, 14, 18, 13, 19, 12]));
+      expect(run.detections.map((d) => [d.rule, d.level])).toContainEqual(['same_result', 'warning']);
+      expect(run.detections.every((d) => d.level === 'warning')).toBe(true);
+    });
+  });
 });
 
 describe('time alone tells nothing new', () => {
