@@ -202,10 +202,8 @@ export const RULES = [
     counts: 'calls',
     // Different arguments with the same informative answer: rephrasing that gets nowhere, or a
     // batch of different writes acknowledged alike; only the arguments' wording tells them apart,
-    // and that is not evidence enough to stop. Real runs (test/fixtures/real/FINDINGS.md, issue
-    // 27): a writer adding six paragraphs to one document (toolathlon interview-report) was
-    // stopped at 6, and an honest search that found nothing four times before it found its answer
-    // (toolathlon cvpr-research) warned at 4: a warning at the fifth, no stop.
+    // and that is not evidence enough to stop (docs/how-it-decides.md: honest writers and
+    // searches on the real runs got the same answer to different requests several times).
     defaults: { warning: 5, critical: Number.POSITIVE_INFINITY },
     poller: { warning: 8 },
     measure: sameResult,
