@@ -4,7 +4,8 @@ import { ANCHORS } from './anchors/index.js';
 import { loadLabels, type RunLabel } from './labels.js';
 import { loopwatchDetections } from './loopwatch.js';
 import { corpusName, corpusSize, type Corpus, type EvalRun } from './runs.js';
-import { scoreDetector, type DetectorScore, type RunVerdict } from './score.js';
+import { bestAnchor, scoreDetector, type DetectorScore, type RunVerdict } from './score.js';
+import { STUCK_REPEATS, stuckFive } from './stuck-five.js';
 import type { Split } from './split.js';
 
 export const LOOPWATCH = 'loopwatch';
@@ -24,6 +25,8 @@ export interface CorpusResult {
   /** The labels of the whole source (both splits). */
   readonly labels: ReadonlyMap<string, RunLabel>;
   readonly callsPerRun: ReadonlyMap<string, number>;
+  /** Per run, the call at which it repeated one call and outcome for the 5th time with nothing new between (`stuckFive`), when it did. */
+  readonly stuckAtFive: ReadonlyMap<string, number>;
 }
 
 /** loopwatch's verdict: first detection of any level, first critical, and the rule that fired first. */
@@ -43,6 +46,11 @@ export function evaluateCorpus(corpus: Corpus, options: { config?: LoopwatchConf
   const labels = options.labels ?? loadLabels(corpus.id);
   const byTrace = loopwatchDetections(corpus, options.config);
   const callsOf = new Map(corpus.runs.map((r) => [r.runId, r.calls.length]));
+  const stuckAtFive = new Map<string, number>();
+  for (const run of corpus.runs) {
+    const at = stuckFive(run);
+    if (at !== undefined) stuckAtFive.set(run.runId, at);
+  }
   const detections = new Map<string, readonly LoopDetection[]>();
   const verdicts = new Map<string, RunVerdict[]>();
   const lw: RunVerdict[] = [];
@@ -61,6 +69,7 @@ export function evaluateCorpus(corpus: Corpus, options: { config?: LoopwatchConf
     detections,
     labels,
     callsPerRun: callsOf,
+    stuckAtFive,
   };
 }
 
@@ -92,18 +101,27 @@ export function totalScores(results: readonly CorpusResult[]): DetectorScore[] {
 
 export interface FloorFailure {
   readonly corpus: string;
+  /** `-` for a failure of the whole corpus (behind the best anchor). */
   readonly runId: string;
-  readonly problem: 'honest run stopped' | 'loop not caught';
+  readonly problem: 'honest run stopped' | 'loop not caught' | 'loop not stopped by the 5th repeat' | 'fewer loops stopped than the best anchor';
   readonly detail: string;
 }
 
 /**
- * The floor loopwatch must hold on every corpus: no critical detection on a run labelled honest,
- * and every run labelled a loop caught (at least a warning).
+ * The floor loopwatch must hold on every corpus (issue 27): no critical detection on a run
+ * labelled honest; every run labelled a loop caught (at least a warning), and stopped by the call
+ * at which it repeated one call and outcome for the 5th time with nothing new between
+ * (`stuckFive`); and as many loops stopped as the best anchor stops (the one that stops the most
+ * among those that stop no honest run there).
  */
 export function floorFailures(results: readonly CorpusResult[]): FloorFailure[] {
   const out: FloorFailure[] = [];
   for (const r of results) {
+    const best = bestAnchor(r.scores);
+    const lw = r.scores.find((s) => s.detector === LOOPWATCH);
+    if (best !== undefined && lw !== undefined && lw.loopsStopped < best.loopsStopped) {
+      out.push({ corpus: corpusName(r), runId: '-', problem: 'fewer loops stopped than the best anchor', detail: `loopwatch ${lw.loopsStopped}, ${best.detector} ${best.loopsStopped}` });
+    }
     for (const v of r.verdicts.get(LOOPWATCH) ?? []) {
       const l = r.labels.get(v.runId);
       if (l?.label === 'honest' && v.critical !== undefined) {
@@ -112,6 +130,15 @@ export function floorFailures(results: readonly CorpusResult[]): FloorFailure[] 
       }
       if (l?.label === 'loop' && v.warning === undefined) {
         out.push({ corpus: corpusName(r), runId: v.runId, problem: 'loop not caught', detail: `stuck at call ${l.stuckAt}: ${l.reason}` });
+      }
+      const five = r.stuckAtFive.get(v.runId);
+      if (l?.label === 'loop' && five !== undefined && (v.critical === undefined || v.critical > five)) {
+        out.push({
+          corpus: corpusName(r),
+          runId: v.runId,
+          problem: 'loop not stopped by the 5th repeat',
+          detail: `call ${five} repeats one call and outcome for the ${STUCK_REPEATS}th time with nothing new between; first critical ${v.critical ?? 'none'}`,
+        });
       }
     }
   }

@@ -12,10 +12,13 @@ import {
 } from './attributes.js';
 import { toolNameFromSpanName } from './gen-ai.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
+import { userTextsOf } from './user-messages.js';
 
 /** The operation id (and the span name) of a tool call. */
 const TOOL_CALL_OPERATION = 'ai.toolCall';
 export const ATTR_AI_OPERATION_ID = 'ai.operationId';
+const ATTR_AI_PROMPT = 'ai.prompt';
+const ATTR_AI_PROMPT_MESSAGES = 'ai.prompt.messages';
 const ATTR_TOOL_CALL_NAME = 'ai.toolCall.name';
 const ATTR_TOOL_CALL_ID = 'ai.toolCall.id';
 /** v5/v6 write `args`/`result`; `input`/`output` are the v5-era names other tools still accept. */
@@ -89,6 +92,18 @@ export const aiSdkAdapter: ConventionAdapter = {
     // Only AI SDK spans carry these keys.
     if (span.attributes[ATTR_AI_OPERATION_ID] === undefined) return undefined;
     return firstString(span, AGENT_KEYS);
+  },
+
+  // A model call's `ai.prompt.messages` (the conversation), else the call's `ai.prompt` (`{ prompt | messages }`).
+  userMessages(span: SpanView): readonly string[] | undefined {
+    const attrs = span.attributes;
+    if (attrs[ATTR_AI_OPERATION_ID] === undefined) return undefined;
+    const messages = attrs[ATTR_AI_PROMPT_MESSAGES];
+    if (messages !== undefined) return userTextsOf(messages);
+    const prompt = attrs[ATTR_AI_PROMPT];
+    if (prompt === undefined) return undefined;
+    const text = stringMember(parseJsonObject(prompt), 'prompt');
+    return text !== undefined ? [text] : userTextsOf(prompt);
   },
 
   gate: {

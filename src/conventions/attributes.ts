@@ -14,6 +14,11 @@ export const ATTR_GEN_AI_TOOL_CALL_ARGUMENTS = 'gen_ai.tool.call.arguments';
 export const ATTR_GEN_AI_TOOL_CALL_RESULT = 'gen_ai.tool.call.result';
 export const ATTR_GEN_AI_PROMPT_NAME = 'gen_ai.prompt.name';
 export const ATTR_GEN_AI_AGENT_NAME = 'gen_ai.agent.name';
+/** A model call's input messages (the gen_ai conventions' chat history, JSON text or structured). */
+export const ATTR_GEN_AI_INPUT_MESSAGES = 'gen_ai.input.messages';
+/** The older conventions' user-message event, and where its text is. */
+export const GEN_AI_USER_MESSAGE_EVENT = 'gen_ai.user.message';
+export const ATTR_GEN_AI_EVENT_CONTENT = 'gen_ai.event.content';
 /** Legacy gen_ai content keys (LangSmith writes a run's inputs and outputs there). */
 export const ATTR_GEN_AI_PROMPT = 'gen_ai.prompt';
 export const ATTR_GEN_AI_COMPLETION = 'gen_ai.completion';
@@ -111,8 +116,8 @@ export function toolCallFields(
   return {
     toolName,
     arguments: args === null ? undefined : args,
-    // a failed call's "result" is usually the error text: the outcome is the error class
-    result: result === null || error ? undefined : result,
+    // a failed call's "result" is its output (a failing command's): part of what the failure said
+    result: result === null ? undefined : result,
     error,
     callId,
   };

@@ -1,5 +1,8 @@
 import {
   ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_EVENT_CONTENT,
+  ATTR_GEN_AI_INPUT_MESSAGES,
+  GEN_AI_USER_MESSAGE_EVENT,
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_PROMPT_NAME,
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
@@ -8,10 +11,12 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   GEN_AI_OPERATION_EXECUTE_TOOL,
   nonEmpty,
+  parseJsonObject,
   spanError,
   toolCallFields,
 } from './attributes.js';
-import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
+import type { ConventionAdapter, SpanEventView, SpanView, ToolCallFields } from './types.js';
+import { userTextsOf } from './user-messages.js';
 
 export const EXECUTE_TOOL_SPAN_PREFIX = 'execute_tool ';
 
@@ -53,9 +58,35 @@ export const genAiAdapter: ConventionAdapter = {
   promptName: (span) => nonEmpty(span.attributes[ATTR_GEN_AI_PROMPT_NAME]),
   agentName: (span) => nonEmpty(span.attributes[ATTR_GEN_AI_AGENT_NAME]),
 
+  userMessages(span: SpanView): readonly string[] | undefined {
+    const input = span.attributes[ATTR_GEN_AI_INPUT_MESSAGES];
+    if (input !== undefined) return userTextsOf(input);
+    return span.events !== undefined && span.events.length > 0 ? userMessageEvents(span.events) : undefined;
+  },
+
   gate: {
     keys: [ATTR_GEN_AI_PROMPT_NAME, ATTR_GEN_AI_AGENT_NAME],
     values: { [ATTR_GEN_AI_OPERATION_NAME]: [GEN_AI_OPERATION_EXECUTE_TOOL] },
     namePrefixes: [EXECUTE_TOOL_SPAN_PREFIX],
   },
 };
+
+/**
+ * The older conventions' `gen_ai.user.message` events: the text in `content`, or in the JSON of
+ * `gen_ai.event.content`. An event without text (only its time) says nothing comparable and is not read.
+ */
+function userMessageEvents(events: readonly SpanEventView[]): string[] | undefined {
+  let out: string[] | undefined;
+  for (const e of events) {
+    if (e.name !== GEN_AI_USER_MESSAGE_EVENT) continue;
+    const attrs = e.attributes ?? {};
+    const content = attrs['content'] ?? eventContent(attrs[ATTR_GEN_AI_EVENT_CONTENT]);
+    if (typeof content === 'string' && content.trim().length > 0) (out ??= []).push(content);
+  }
+  return out;
+}
+
+function eventContent(value: unknown): unknown {
+  const parsed = parseJsonObject(value);
+  return parsed !== undefined ? parsed['content'] : value;
+}

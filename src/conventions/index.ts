@@ -80,6 +80,7 @@ function lateBound(adapters: readonly ConventionAdapter[], chosen: ConventionAda
       ...(chosen.gate ? { gate: chosen.gate } : {}),
       ...(chosen.promptName ? { promptName: (span: SpanView) => chosen.promptName?.(span) } : {}),
       ...(chosen.agentName ? { agentName: (span: SpanView) => chosen.agentName?.(span) } : {}),
+      ...(chosen.userMessages ? { userMessages: (span: SpanView) => chosen.userMessages?.(span) } : {}),
     };
     forList.set(chosen, wrapper);
   }
@@ -90,6 +91,15 @@ export function readPromptName(adapters: readonly ConventionAdapter[], span: Spa
   for (const a of adapters) {
     const p = a.promptName?.(span);
     if (p !== undefined) return p;
+  }
+  return undefined;
+}
+
+/** The user messages a span records, read by the first adapter that finds some (see `user-messages.ts`). */
+export function readUserMessages(adapters: readonly ConventionAdapter[], span: SpanView): readonly string[] | undefined {
+  for (const a of adapters) {
+    const m = a.userMessages?.(span);
+    if (m !== undefined) return m;
   }
   return undefined;
 }

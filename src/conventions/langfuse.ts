@@ -11,11 +11,13 @@ import {
   toolCallFields,
 } from './attributes.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
+import { userTextsOf } from './user-messages.js';
 import { ATTR_LOOP_MESSAGE, LOOP_EVENT_NAME } from '../otel/event-attributes.js';
 
 export const ATTR_LANGFUSE_OBSERVATION_TYPE = 'langfuse.observation.type';
 const PROMPT_KEYS = ['langfuse.observation.prompt.name', 'langfuse.prompt.name'];
-const ARGUMENT_KEYS = ['langfuse.observation.input', ...GEN_AI_ARGUMENT_KEYS];
+const ATTR_LANGFUSE_OBSERVATION_INPUT = 'langfuse.observation.input';
+const ARGUMENT_KEYS = [ATTR_LANGFUSE_OBSERVATION_INPUT, ...GEN_AI_ARGUMENT_KEYS];
 const RESULT_KEYS = ['langfuse.observation.output', ...GEN_AI_RESULT_KEYS];
 /** The level Langfuse shows and filters observations by, and its status message: read here, written by the `langfuseObservations` option. */
 export const ATTR_LANGFUSE_OBSERVATION_LEVEL = 'langfuse.observation.level';
@@ -55,6 +57,11 @@ export const langfuseAdapter: ConventionAdapter = {
 
   agentName(span: SpanView): string | undefined {
     return span.attributes[ATTR_LANGFUSE_OBSERVATION_TYPE] === 'agent' && span.name.length > 0 ? span.name : undefined;
+  },
+
+  // a generation's input: the messages it was given
+  userMessages(span: SpanView): readonly string[] | undefined {
+    return span.attributes[ATTR_LANGFUSE_OBSERVATION_TYPE] === 'generation' ? userTextsOf(span.attributes[ATTR_LANGFUSE_OBSERVATION_INPUT]) : undefined;
   },
 
   gate: { keys: [ATTR_LANGFUSE_OBSERVATION_TYPE, ...PROMPT_KEYS] },

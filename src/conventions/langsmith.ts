@@ -12,6 +12,7 @@ import {
   toolCallFields,
 } from './attributes.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
+import { userTextsOf } from './user-messages.js';
 
 export const ATTR_LANGSMITH_SPAN_KIND = 'langsmith.span.kind';
 const TOOL_NAME_KEYS = ['langsmith.trace.name', ATTR_GEN_AI_TOOL_NAME];
@@ -41,6 +42,11 @@ export const langsmithAdapter: ConventionAdapter = {
       spanError(span),
       stringAttr(span, ATTR_GEN_AI_TOOL_CALL_ID),
     );
+  },
+
+  // a model run's inputs: `{ "messages": [...] }` in `gen_ai.prompt`
+  userMessages(span: SpanView): readonly string[] | undefined {
+    return span.attributes[ATTR_LANGSMITH_SPAN_KIND] === 'llm' ? userTextsOf(span.attributes[ATTR_GEN_AI_PROMPT]) : undefined;
   },
 
   gate: { values: { [ATTR_LANGSMITH_SPAN_KIND]: ['tool'] } },

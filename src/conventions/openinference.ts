@@ -12,6 +12,7 @@ import {
 } from './attributes.js';
 import type { RawError } from '../detector/error-class.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
+import { indexedUserMessages } from './user-messages.js';
 
 export const ATTR_OPENINFERENCE_SPAN_KIND = 'openinference.span.kind';
 const ATTR_TOOL_NAME = 'tool.name';
@@ -21,6 +22,7 @@ const ATTR_OUTPUT_VALUE = 'output.value';
 const ATTR_PROMPT_ID = 'prompt.id';
 const ATTR_METADATA = 'metadata';
 const ATTR_AGENT_NAME = 'agent.name';
+const llmInputUserMessages = indexedUserMessages('llm.input_messages', '.message.role', '.message.content');
 const TOOL_NAME_KEYS = [ATTR_TOOL_NAME, ATTR_GEN_AI_TOOL_NAME];
 const CALL_ID_KEYS = ['tool.id', 'tool_call.id'];
 /** An `LLM` span's model and token counts, read by `readModelUsage`. */
@@ -65,6 +67,11 @@ export const openInferenceAdapter: ConventionAdapter = {
     const kind = span.attributes[ATTR_OPENINFERENCE_SPAN_KIND];
     if (kind === undefined) return undefined;
     return stringAttr(span, ATTR_AGENT_NAME) ?? (kind === 'AGENT' && span.name.length > 0 ? span.name : undefined);
+  },
+
+  // An LLM span's input: `llm.input_messages.0.message.role`, `llm.input_messages.0.message.content`, ...
+  userMessages(span: SpanView): readonly string[] | undefined {
+    return span.attributes[ATTR_OPENINFERENCE_SPAN_KIND] === 'LLM' ? llmInputUserMessages(span) : undefined;
   },
 
   // Everything above needs the span kind.

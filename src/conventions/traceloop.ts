@@ -1,5 +1,6 @@
 import {
   ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_PROMPT,
   ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_NAME,
   GEN_AI_ARGUMENT_KEYS,
@@ -13,6 +14,7 @@ import {
 } from './attributes.js';
 import { toolNameFromSpanName } from './gen-ai.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
+import { indexedUserMessages } from './user-messages.js';
 
 const SPAN_KIND = 'traceloop.span.kind';
 const ENTITY_NAME = 'traceloop.entity.name';
@@ -59,6 +61,9 @@ export const traceloopAdapter: ConventionAdapter = {
   agentName(span: SpanView): string | undefined {
     return span.attributes[SPAN_KIND] === 'agent' ? stringAttr(span, ENTITY_NAME) : undefined;
   },
+
+  // OpenLLMetry's model-call spans: `gen_ai.prompt.0.role`, `gen_ai.prompt.0.content`, ...
+  userMessages: indexedUserMessages(ATTR_GEN_AI_PROMPT, '.role', '.content'),
 
   gate: {
     // an entity name: what its LangChain tool spans carry beside `gen_ai.operation.name = execute_tool`

@@ -56,6 +56,11 @@ export interface ConventionAdapter {
   /** Agent name carried by any span of this convention. */
   agentName?(span: SpanView): string | undefined;
   /**
+   * The text of the user messages a span of this dialect records (a model call's input, a
+   * user-message event), oldest first; undefined when it records none (see `user-messages.ts`).
+   */
+  userMessages?(span: SpanView): readonly string[] | undefined;
+  /**
    * The attributes and span names this adapter looks at: a span with none of them is skipped
    * without calling the adapter. Adapters without a gate see every span (and so does every
    * adapter of a list that holds one without).

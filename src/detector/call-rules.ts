@@ -1,5 +1,6 @@
 import { combineAll, type Hash } from '../fingerprint/hash.js';
-import { HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
+import { HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
+import { similarWording } from '../fingerprint/wording.js';
 import { walkStreak, type Streak, type StreakQuery } from './streak.js';
 import type { Thresholds } from './thresholds.js';
 
@@ -31,6 +32,11 @@ export interface Measurement {
   readonly firstEnd: number;
   /** Calls recorded after the first call of the evidence (0: the current call is the first). */
   readonly firstBack: number;
+  /**
+   * A user message that said something new lies between the repetitions: the agent may have been
+   * asked to do it again (a re-check the user asked for), so the evidence warns and never stops.
+   */
+  readonly userBetween?: boolean;
 }
 
 /** What the remembered calls hold of the current call's tool (`CallContext.seen`). */
@@ -56,7 +62,14 @@ export interface CallContext {
   readonly tool: number;
   readonly toolHash: Hash;
   readonly args: Hash;
+  /** The outcome: the result's fingerprint (NaN when not captured), or what the failure said. */
   readonly out: Hash;
+  /** A failure's error class (NaN for a success). */
+  readonly errorClass: Hash;
+  /** The wording sketch of a success's arguments (NaN when it has none). */
+  readonly wording: number;
+  /** How long a success's wording is (0 when it has none). */
+  readonly wordingLength: number;
   readonly flags: number;
   /**
    * `SEEN_*` bits: which earlier calls the history holds. A rule whose repetition cannot be among
@@ -82,6 +95,7 @@ const R_FAILURE = 0x104;
 const R_ERROR_CLASS = 0x105;
 const R_UNKNOWN = 0x106;
 const R_NOTHING_NEW = 0x107;
+const R_CHANGING_FAILURE = 0x108;
 
 /** Thresholds raised for evidence short of arguments and result (the stricter of the two pairs). */
 export function degrade(t: Thresholds, evidence: Evidence, settings: RuleSettings): Thresholds {
@@ -90,9 +104,10 @@ export function degrade(t: Thresholds, evidence: Evidence, settings: RuleSetting
   return { warning: Math.max(t.warning, d.warning), critical: Math.max(t.critical, d.critical) };
 }
 
-/** Where a streak's evidence begins: the end of its first call, and how many calls back that is. */
-function evidenceStart(h: CallHistory, s: Streak): { firstEnd: number; firstBack: number } {
-  return { firstEnd: h.end(s.first), firstBack: h.size - 1 - s.first };
+/** Where a streak's evidence begins (the end of its first call, and how many calls back that is), and whether the user spoke within it. */
+function evidenceStart(h: CallHistory, s: Streak): { firstEnd: number; firstBack: number; userBetween?: boolean } {
+  const start = { firstEnd: h.end(s.first), firstBack: h.size - 1 - s.first };
+  return s.userTurns > 0 ? { ...start, userBetween: true } : start;
 }
 
 /** Does the current call alone reach a level (a threshold of 1)? Below one, a rule has nothing to say. */
@@ -121,45 +136,93 @@ function has(flags: number, bit: number): boolean {
   return (flags & bit) !== 0;
 }
 
-/** Same tool, same arguments, same outcome, called again and again. */
-export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Measurement | undefined {
-  const { history: h, tool, args, out, flags } = ctx;
-  if (!has(flags, OK) || ctx.inCycle) return undefined;
+/** What an identical success rests on: arguments and result, arguments only, an informative result only, or the name. */
+function successEvidence(flags: number): Evidence {
   const hasArgs = has(flags, HAS_ARGS);
   const hasResult = has(flags, HAS_RESULT);
-  const evidence: Evidence =
-    hasArgs && hasResult ? 'arguments+result' : hasArgs ? 'arguments' : hasResult && has(flags, INFORMATIVE) ? 'result' : 'name';
-  const thresholds = degrade(ruleThresholds, evidence, ctx.settings);
+  return hasArgs && hasResult ? 'arguments+result' : hasArgs ? 'arguments' : hasResult && has(flags, INFORMATIVE) ? 'result' : 'name';
+}
+
+/**
+ * The same call with the same success: its occurrences, and the same call answering differently,
+ * which is progress (a poll that moved) and ends the run.
+ */
+function sameSuccess(ctx: CallContext, limit: number): StreakQuery {
+  const { history: h, tool, args, out, flags } = ctx;
+  const hasResult = has(flags, HAS_RESULT);
+  return {
+    occurrence: (i) => h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out),
+    breaks: (i) => hasResult && h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args) && !sameHash(h.out(i), out),
+    // Without arguments novelty is unknowable: any other tool in between counts as other work.
+    ...(has(flags, HAS_ARGS) ? {} : { gap: (i: number) => h.tool(i) !== tool }),
+    spacing: true,
+    stopAt: limit,
+  };
+}
+
+/**
+ * The same call with the same answer, nothing new between: each repetition only repeats what the
+ * agent already had (other calls between that repeat earlier calls add nothing either). The
+ * evidence that the agent got no new information.
+ */
+export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Measurement | undefined {
+  const { history: h, args, out, flags } = ctx;
+  if (!has(flags, OK)) return undefined;
+  const evidence = successEvidence(flags);
+  const degraded = degrade(ruleThresholds, evidence, ctx.settings);
+  // In a cycle the cycle rule names the loop; a call of it that repeats with nothing new between
+  // still stops the run when it reaches the critical level first (a lap too long to repeat
+  // exactly, or laps counted from later).
+  const thresholds = ctx.inCycle ? { warning: degraded.critical, critical: degraded.critical } : degraded;
   if (!active(thresholds)) return undefined;
   const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
   if ((ctx.seen & SEEN_CALL) === 0) return countsAlone(thresholds) ? { key, value: 1, count: 1, ...alone(h), thresholds, evidence } : undefined;
-  const q: StreakQuery = {
-    occurrence: (i) => h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out),
-    // The same call answering differently is progress (a poll that moved).
-    breaks: (i) =>
-      hasResult && h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args) && !sameHash(h.out(i), out),
-    // Without arguments novelty is unknowable: any other tool in between counts as other work.
-    ...(hasArgs ? {} : { gap: (i: number) => h.tool(i) !== tool }),
-    spacing: true,
-    stopAt: stopAt(thresholds),
-  };
-  const s = walkStreak(h, q, options(ctx));
-  if (s.weighted >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, REPEATS_EARLIER)) {
-    return { key, value: s.weighted, count: s.count, ...evidenceStart(h, s), thresholds, evidence };
-  }
-  // The same call with the same answer, with other work between its repetitions: a check whose
-  // output stays the same after every fix (edit → test → the same output), or one call returning
-  // to a rotation of re-reads. Re-checking after work is normal, and honest edit → test rounds
-  // on the real-run corpus print the same output up to four times before it moves
-  // (matplotlib-24570): two more repetitions than for calls in a row; the same call answering
-  // differently ends it.
-  const apart = degradeBy(thresholds, 2);
-  const spread = walkStreak(h, { ...q, gap: () => false, stopAt: stopAt(apart) }, options(ctx));
-  return { key, value: spread.weighted, count: spread.count, ...evidenceStart(h, spread), thresholds: apart, evidence };
+  const q = sameSuccess(ctx, stopAt(thresholds));
+  const s = walkStreak(h, { ...q, ...(has(flags, HAS_ARGS) ? { gap: (i: number) => has(h.flags(i), NEWS) } : {}), budget: 0, userTurnEnds: true }, options(ctx));
+  // Repetitions spaced out in time weigh less towards a warning (a few polls spaced out are no
+  // loop), but time alone tells nothing new: the critical count of them stops the run however
+  // long they took. Only a poller's answer is expected to move with time.
+  const value = !has(flags, POLLER) && s.count >= thresholds.critical ? s.count : s.weighted;
+  return { key, value, count: s.count, ...evidenceStart(h, s), thresholds, evidence };
 }
 
+/** Thresholds raised by `n` (repetitions far apart need more of them). */
 function degradeBy(t: Thresholds, n: number): Thresholds {
   return { warning: t.warning + n, critical: t.critical + n };
+}
+
+/**
+ * With other work between them, the repetitions of a call that is judged again (its first walk
+ * ended at work) need this many more (`recheck`), or one more for a failure (`failingRecheck`).
+ */
+const APART_REPEATS = 2;
+const APART_FAILURES = 1;
+
+/**
+ * The same call with the same answer, other work between its repetitions: one unrelated call
+ * inside a loop, a check whose output stays the same after every fix (edit → test → the same
+ * output), or one call returning to a rotation of re-reads. Weaker than `identicalCalls`: the work
+ * between may be what the agent wanted to verify. So a streak survives `gapBudget` calls of new
+ * work at the rule's levels; past them, every repetition since the call last answered differently
+ * counts, and `APART_REPEATS` more are needed. It shares `identicalCalls`' key: one loop, one report.
+ */
+export function recheck(ctx: CallContext, ruleThresholds: Thresholds): Measurement | undefined {
+  const { history: h, args, out, flags } = ctx;
+  if (!has(flags, OK) || ctx.inCycle || (ctx.seen & SEEN_CALL) === 0) return undefined;
+  const evidence = successEvidence(flags);
+  const thresholds = degrade(ruleThresholds, evidence, ctx.settings);
+  if (!active(thresholds)) return undefined;
+  const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
+  const q = { ...sameSuccess(ctx, stopAt(thresholds)), userTurnEnds: true };
+  const near = walkStreak(h, q, options(ctx));
+  // Nothing new between the repetitions: the evidence of `identicalCalls`, not of this rule.
+  if (near.news === 0) return undefined;
+  if (near.weighted >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, HAS_ARGS)) {
+    return { key, value: near.weighted, count: near.count, ...evidenceStart(h, near), thresholds, evidence };
+  }
+  const apart = degradeBy(thresholds, APART_REPEATS);
+  const s = walkStreak(h, { ...q, gap: () => false, stopAt: stopAt(apart) }, options(ctx));
+  return { key, value: s.weighted, count: s.count, ...evidenceStart(h, s), thresholds: apart, evidence };
 }
 
 /**
@@ -210,93 +273,178 @@ export function changingOutput(ctx: CallContext, thresholds: Thresholds): Measur
   };
 }
 
-/** Different arguments, the same informative answer: paraphrasing a query that cannot succeed. */
+/**
+ * Different arguments, the same informative answer: paraphrasing a query that cannot succeed. A
+ * result's identity includes its call's targets (`ToolOutcome.resultHash`), so calls acting on
+ * different records, files or pages never give "the same answer": only rewordings do.
+ */
 export function sameResult(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
-  const { history: h, tool, out, flags } = ctx;
+  const { history: h, tool, out, flags, wording } = ctx;
   if (!has(flags, OK) || !has(flags, HAS_RESULT) || !has(flags, INFORMATIVE) || !has(flags, HAS_ARGS)) return undefined;
   // alone, the answer has one set of arguments: never a paraphrase
   if (!active(thresholds) || (ctx.seen & SEEN_OUT) === 0) return undefined;
-  const s = walkStreak(
-    h,
-    {
-      occurrence: (i) => h.tool(i) === tool && has(h.flags(i), OK) && has(h.flags(i), INFORMATIVE) && sameHash(h.out(i), out),
-      breaks: (i) => h.tool(i) === tool && has(h.flags(i), OK) && has(h.flags(i), HAS_RESULT) && !sameHash(h.out(i), out),
-      spacing: true,
-      stopAt: stopAt(thresholds),
-    },
-    options(ctx),
-  );
+  if (cutShorter(ctx)) return undefined;
+  // A rewording of the call found last (this one, at first): a draft rewritten again and again
+  // drifts, one step at a time; new content (another fact written, another paragraph) is other work.
+  let last = wording;
+  const rewordsLast = (i: number): boolean => {
+    if (!reworded(h.wording(i), last)) return false;
+    if (!Number.isNaN(h.wording(i))) last = h.wording(i);
+    return true;
+  };
+  const q: StreakQuery = {
+    occurrence: (i) => h.tool(i) === tool && has(h.flags(i), OK) && has(h.flags(i), INFORMATIVE) && sameHash(h.out(i), out) && rewordsLast(i),
+    breaks: (i) => h.tool(i) === tool && has(h.flags(i), OK) && has(h.flags(i), HAS_RESULT) && !sameHash(h.out(i), out),
+    spacing: true,
+    stopAt: stopAt(thresholds),
+  };
+  const near = walkStreak(h, q, options(ctx));
+  if (near.weighted >= Math.min(thresholds.warning, thresholds.critical)) return sameResultFinding(ctx, near, thresholds);
+  // Rewordings with other work between them (a rotation of lookups and rewrites that each get the
+  // same refusal) need more of them, and the user's new messages end them.
+  const apart = degradeBy(thresholds, APART_REPEATS);
+  last = wording;
+  return sameResultFinding(ctx, walkStreak(h, { ...q, gap: () => false, userTurnEnds: true, stopAt: stopAt(apart) }, options(ctx)), apart);
+}
+
+/**
+ * The call's wording is shorter than the one that got the same answer last: the agent is acting
+ * on that answer (trimming a text toward a length limit the answer states, narrowing a request),
+ * which is information, not a paraphrase of a request that cannot succeed.
+ */
+function cutShorter(ctx: CallContext): boolean {
+  const { history: h, tool, out, wordingLength } = ctx;
+  if (wordingLength === 0) return false;
+  // the newest entry is the call itself
+  for (let i = h.size - 2; i >= 0; i--) {
+    if (h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.out(i), out)) return h.wordingLength(i) > wordingLength;
+  }
+  return false;
+}
+
+function sameResultFinding(ctx: CallContext, s: Streak, thresholds: Thresholds): Measurement | undefined {
   if (s.distinctArgs < 2) return undefined;
   return {
-    key: combineAll(R_SAME_RESULT, ctx.toolHash, out),
+    key: combineAll(R_SAME_RESULT, ctx.toolHash, ctx.out),
     value: s.weighted,
     count: s.count,
-    ...evidenceStart(h, s),
+    ...evidenceStart(ctx.history, s),
     thresholds,
     evidence: 'arguments+result',
     distinctArgs: s.distinctArgs,
   };
 }
 
+/** Two calls' arguments are one request reworded (or either has no words to compare: targets alone tell them apart). */
+function reworded(a: number, b: number): boolean {
+  return Number.isNaN(a) || Number.isNaN(b) || similarWording(a, b);
+}
+
+/** A failure of the call to count for the failure rules: with arguments, of a tool that exists. */
+function countableFailure(flags: number): boolean {
+  return !has(flags, OK) && !has(flags, UNKNOWN_TOOL) && has(flags, HAS_ARGS);
+}
+
+/** The same call failing the same way (class, message and output alike), with `gap` deciding what ends it. */
+function identicalFailure(
+  ctx: CallContext,
+  thresholds: Thresholds,
+  gap: ((i: number) => boolean) | undefined,
+  budget: number,
+  userTurnEnds = false,
+): { measurement: Measurement; news: number } {
+  const { history: h, tool, args, out } = ctx;
+  const s = walkStreak(
+    h,
+    {
+      occurrence: (i) => h.tool(i) === tool && !has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out),
+      // The same call succeeding (the failure was transient), or failing differently (the fix changed something).
+      breaks: (i) => h.tool(i) === tool && sameHash(h.args(i), args) && (has(h.flags(i), OK) || !sameHash(h.out(i), out)),
+      ...(gap ? { gap } : {}),
+      budget,
+      userTurnEnds,
+      spacing: false,
+      stopAt: stopAt(thresholds),
+    },
+    options(ctx),
+  );
+  const measurement: Measurement = { key: combineAll(R_FAILURE, ctx.toolHash, args, out), value: s.count, count: s.count, ...evidenceStart(h, s), thresholds, evidence: 'arguments+result' };
+  return { measurement, news: s.news };
+}
+
 /**
- * The same call failing again and again, whatever the error text says; or failing the same way
- * with other work between its attempts (fix → verify whose verification keeps failing alike).
+ * The same call failing with the same error, message and output, nothing new between: retrying it
+ * told the agent nothing it did not know.
  */
 export function repeatedFailure(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
-  const { history: h, tool, args, out, flags } = ctx;
-  if (has(flags, OK) || has(flags, UNKNOWN_TOOL) || !has(flags, HAS_ARGS)) return undefined;
-  if (!active(thresholds)) return undefined;
-  const key = combineAll(R_FAILURE, ctx.toolHash, args);
+  if (!countableFailure(ctx.flags) || !active(thresholds)) return undefined;
+  const h = ctx.history;
+  return identicalFailure(ctx, thresholds, (i) => has(h.flags(i), NEWS), 0, true).measurement;
+}
+
+/**
+ * The same call failing the same way with other work between its attempts: a fix → verify round
+ * whose verification keeps failing with the same failure. Weaker than `repeatedFailure` (the work
+ * between may be what is being verified): `gapBudget` calls of new work at the rule's levels,
+ * past them every identical failure since the call last failed differently or succeeded, and
+ * `APART_FAILURES` more. It shares `repeatedFailure`'s key: one loop, one report.
+ */
+export function failingRecheck(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
+  if (!countableFailure(ctx.flags) || !active(thresholds) || (ctx.seen & SEEN_CALL) === 0) return undefined;
+  const near = identicalFailure(ctx, thresholds, undefined, ctx.settings.gapBudget, true);
+  // Nothing new between the attempts: the evidence of `repeatedFailure`, not of this rule.
+  if (near.news === 0) return undefined;
+  if (near.measurement.value >= Math.min(thresholds.warning, thresholds.critical)) return near.measurement;
+  return identicalFailure(ctx, degradeBy(thresholds, APART_FAILURES), () => false, 0, true).measurement;
+}
+
+/**
+ * The same call failing again and again in a row while what the failure says changes (a flaky
+ * upstream answering "connection reset", then "bad gateway"): nothing else happened between the
+ * attempts, but each failure said something new.
+ */
+export function changingFailure(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
+  const { history: h, tool, args, flags } = ctx;
+  if (!countableFailure(flags) || !active(thresholds) || (ctx.seen & SEEN_ARGS) === 0) return undefined;
   const s = walkStreak(
     h,
     {
       occurrence: (i) => h.tool(i) === tool && !has(h.flags(i), OK) && sameHash(h.args(i), args),
       // A success of the same call: the failure was transient.
       breaks: (i) => h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args),
+      gap: (i) => has(h.flags(i), NEWS),
+      budget: 0,
+      userTurnEnds: true,
       spacing: false,
       stopAt: stopAt(thresholds),
     },
     options(ctx),
   );
-  if (s.count >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, REPEATS_EARLIER)) {
-    return { key, value: s.count, count: s.count, ...evidenceStart(h, s), thresholds, evidence: 'arguments+result' };
-  }
-  // Edits or other calls between the attempts: only the identical failure counts, one more of
-  // them is needed, and a different failure of the same call (the fix changed something) ends it.
-  const apart = degradeBy(thresholds, 1);
-  const spread = walkStreak(
-    h,
-    {
-      occurrence: (i) => h.tool(i) === tool && !has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out),
-      breaks: (i) => h.tool(i) === tool && sameHash(h.args(i), args) && (has(h.flags(i), OK) || !sameHash(h.out(i), out)),
-      gap: () => false,
-      spacing: false,
-      stopAt: stopAt(apart),
-    },
-    options(ctx),
-  );
-  return { key, value: spread.count, count: spread.count, ...evidenceStart(h, spread), thresholds: apart, evidence: 'arguments+result' };
+  // The same failure every time is `repeatedFailure`'s.
+  if (s.outputChanges === 0) return undefined;
+  return { key: combineAll(R_CHANGING_FAILURE, ctx.toolHash, args), value: s.count, count: s.count, ...evidenceStart(h, s), thresholds, evidence: 'arguments+result' };
 }
 
 /** One tool failing with the same error class while the arguments keep changing. */
 export function errorClass(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
-  const { history: h, tool, out, flags } = ctx;
+  const { history: h, tool, flags } = ctx;
+  const cls = ctx.errorClass;
   if (has(flags, OK) || has(flags, UNKNOWN_TOOL)) return undefined;
   if (!active(thresholds)) return undefined;
   const s = walkStreak(
     h,
     {
-      occurrence: (i) => h.tool(i) === tool && !has(h.flags(i), OK) && sameHash(h.out(i), out),
+      occurrence: (i) => h.tool(i) === tool && !has(h.flags(i), OK) && sameHash(h.errorClass(i), cls),
       breaks: (i) => h.tool(i) === tool && has(h.flags(i), OK),
       spacing: false,
       stopAt: stopAt(thresholds),
     },
     options(ctx),
   );
-  // Same arguments every time is the repeated-failure rule's loop, not this one's.
+  // Same arguments every time is the repeated-failure rules' loop, not this one's.
   if (has(flags, HAS_ARGS) && s.distinctArgs < 2) return undefined;
   return {
-    key: combineAll(R_ERROR_CLASS, ctx.toolHash, out),
+    key: combineAll(R_ERROR_CLASS, ctx.toolHash, cls),
     value: s.count,
     count: s.count,
     ...evidenceStart(h, s),

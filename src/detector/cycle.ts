@@ -103,6 +103,13 @@ export class CycleTracker {
     return copy;
   }
 
+  /** Forgets every step (a user message told the agent something new: laps start over). */
+  reset(): void {
+    this.stored = 0;
+    this.runs.fill(0);
+    this.found = undefined;
+  }
+
   private at(k: number, field: number): number {
     return this.data?.[k * STRIDE + field] ?? 0;
   }

@@ -1,3 +1,4 @@
+import type { Hash } from '../fingerprint/hash.js';
 import type { LoopEngine } from './engine.js';
 import { MAX_RETAINED_NAME } from './retained-name.js';
 import { buildToolCall, type NoteReporter, type ProblemReporter, type RawToolCall } from './tool-call.js';
@@ -10,6 +11,8 @@ import type { LoopDetection, ToolCall } from './types.js';
  */
 const MAX_DEFERRED_CALLS = 3;
 const NONE: LoopDetection[] = [];
+/** User messages remembered before the first call (beyond, the oldest are not kept). */
+const MAX_HEARD = 8;
 
 /** A waiting call, in a list in call order. */
 interface Deferred {
@@ -36,6 +39,8 @@ export class DeferredTrace {
   private first: Deferred | undefined;
   private last: Deferred | undefined;
   private waitingCalls = 0;
+  /** User messages heard before any call (see `userMessage`), oldest first. */
+  private heard: Hash[] | undefined;
 
   constructor(
     private readonly engine: LoopEngine,
@@ -63,12 +68,38 @@ export class DeferredTrace {
     let early: LoopDetection[] | undefined;
     if (detector === undefined) {
       if (this.wait(call, batchComplete)) return NONE;
-      detector = this.engine.createTrace(this.traceId);
-      this.detector = detector;
-      early = this.replayWaiting(detector);
+      ({ detector, early } = this.make());
     }
     const found = detector.record(call, batchComplete);
     return early !== undefined && early.length > 0 ? [...early, ...found] : found;
+  }
+
+  /**
+   * A user message (see `TraceDetector.userMessage`). Before any call it is remembered (a later
+   * message that repeats it adds nothing); after calls, which it may make old news of, the trace
+   * is evaluated from now on, so that the message lands between the calls it came between.
+   */
+  userMessage(content: Hash): void {
+    let detector = this.detector;
+    if (detector === undefined) {
+      if (this.waitingCalls === 0) {
+        const heard = (this.heard ??= []);
+        if (!heard.includes(content) && heard.length < MAX_HEARD) heard.push(content);
+        return;
+      }
+      // the waiting calls cannot complete a loop among themselves (see `replayWaiting`)
+      detector = this.make().detector;
+    }
+    detector.userMessage(content);
+  }
+
+  /** The trace's detector, with what was heard and the waiting calls recorded into it. */
+  private make(): { detector: TraceDetector; early: LoopDetection[] | undefined } {
+    const detector = this.engine.createTrace(this.traceId);
+    this.detector = detector;
+    for (const content of this.heard ?? []) detector.userMessage(content);
+    this.heard = undefined;
+    return { detector, early: this.replayWaiting(detector) };
   }
 
   /** Holds the call if nothing can be found yet; false when the trace must be evaluated now. */

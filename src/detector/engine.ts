@@ -46,6 +46,16 @@ export class LoopEngine implements SharedDetection {
     return h;
   }
 
+  /**
+   * A generic tool with the action it was asked to run (`ToolCall.actionHash`): the rules that
+   * compare different calls of one tool take each action for a tool of its own.
+   */
+  actionToolHash(tool: Hash, action: Hash, name: string): Hash {
+    const h = combine(tool, action);
+    if (this.names.size < MAX_TOOL_NAMES && !this.names.has(h)) this.names.set(h, retainedName(name));
+    return h;
+  }
+
   toolName(hash: Hash): string {
     return this.names.get(hash) ?? '?';
   }

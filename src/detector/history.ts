@@ -15,21 +15,36 @@ export const HAS_RESULT = 128;
 export const REPEATS_EARLIER = 256;
 /** A poller's call: its repeats are its role's, not a drought. */
 export const POLLER = 512;
+/**
+ * The call may have told the agent something new: new arguments, or an outcome this call never
+ * had (a failure's content included); without arguments it cannot be told and counts as news.
+ * Repeats and waits do not. A streak whose evidence is "nothing new between" ends at one.
+ */
+export const NEWS = 1024;
+/** The first call after a user message that said something new: the calls before it answered something else. */
+export const USER_TURN = 2048;
 
 const F_TOOL = 0;
 const F_ARGS = 1;
 const F_OUT = 2;
+/**
+ * A failure's error class (its outcome, `F_OUT`, is what it said); a success's wording sketch
+ * (`Fingerprint.wording`, NaN when its arguments have no words). One slot: a call is one or the other.
+ */
+const F_AUX = 3;
 /** Flags and batch number in one double: `batch · FLAG_SPAN + flags` (exact below 2^53). */
-const F_FLAGS_BATCH = 3;
-const F_START = 4;
-const F_END = 5;
-const STRIDE = 6;
+const F_FLAGS_BATCH = 4;
+const F_START = 5;
+const F_END = 6;
+/** A success's wording length (`Fingerprint.wordingLength`, 0 when its arguments have no words). */
+const F_LENGTH = 7;
+const STRIDE = 8;
 /** One past the highest flag bit. */
-const FLAG_SPAN = 1024;
+const FLAG_SPAN = 4096;
 const INITIAL_CAPACITY = 4;
 
 /**
- * The last N calls of one trace, packed into one array of doubles (6 numbers a call) so that a
+ * The last N calls of one trace, packed into one array of doubles (8 numbers a call) so that a
  * trace costs a few hundred bytes, not a few hundred objects. Grows from 4 slots by half again
  * (4, 6, 9, ...) to `capacity`, then overwrites the oldest, flags and batch number in one double
  * (bench/NOTES.md: memory per active trace, with the packings of cycle.ts and trace-store.ts). Index 0 is the oldest remembered call, `size - 1` the newest.
@@ -53,19 +68,22 @@ export class CallHistory {
 
   /**
    * Remembers a call: its tool, arguments hash (NaN when not captured), outcome hash (the result's
-   * fingerprint when ok, the error class when failed; NaN when ok without a captured result),
-   * flags, batch number and times.
+   * fingerprint when ok, what the failure said when failed; NaN when ok without a captured
+   * result), error class when failed or wording sketch when ok (see `F_AUX`), flags, batch number,
+   * times and a success's wording length.
    */
-  add(tool: number, args: Hash, out: Hash, flags: number, batch: number, start: number, end: number): void {
+  add(tool: number, args: Hash, out: Hash, aux: number, flags: number, batch: number, start: number, end: number, wordingLength = 0): void {
     if (this.count === this.slots && this.slots < this.capacity) this.grow();
     const o = this.head * STRIDE;
     const d = this.data;
     d[o + F_TOOL] = tool;
     d[o + F_ARGS] = args;
     d[o + F_OUT] = out;
+    d[o + F_AUX] = aux;
     d[o + F_FLAGS_BATCH] = batch * FLAG_SPAN + flags;
     d[o + F_START] = start;
     d[o + F_END] = end;
+    d[o + F_LENGTH] = wordingLength;
     this.head = (this.head + 1) % this.slots;
     if (this.count < this.slots) this.count++;
   }
@@ -98,6 +116,18 @@ export class CallHistory {
   }
   out(i: number): Hash {
     return this.field(i, F_OUT);
+  }
+  /** A failure's error class. */
+  errorClass(i: number): Hash {
+    return this.field(i, F_AUX);
+  }
+  /** A success's wording sketch (NaN when its arguments have no words). */
+  wording(i: number): number {
+    return this.field(i, F_AUX);
+  }
+  /** A success's wording length (0 when its arguments have no words). */
+  wordingLength(i: number): number {
+    return this.field(i, F_LENGTH);
   }
   flags(i: number): number {
     // the low bits of an integer double, whatever its size: ToInt32 keeps them

@@ -1,8 +1,11 @@
 import {
+  changingFailure,
   changingOutput,
   errorClass,
+  failingRecheck,
   identicalCalls,
   nothingNew,
+  recheck,
   repeatedFailure,
   sameResult,
   unknownTool,
@@ -41,10 +44,36 @@ export interface HistoryFacts {
   readonly sameResultKnown: boolean;
 }
 
+/**
+ * What a rule's detections show about the calls in their evidence (docs/how-it-decides.md, the
+ * evidence principle). Not `Evidence`, which says how much of each call was captured.
+ * - `nothing-new`: the same call (canonical arguments) with the same outcome, and nothing between
+ *   the repetitions that told the agent anything new (only other repeats): proof that the agent
+ *   got no new information. The only kind whose default levels may stop a run unmeasured.
+ * - `work-between`: the same call with the same outcome, with new work between the repetitions
+ *   (the work may be what the call verifies).
+ * - `changing-outcome`: the same call again and again, its outcome changing.
+ * - `other-calls`: the same answer or the same error class to different arguments.
+ * The weaker kinds warn; their default critical is off unless the real-run corpus has shown it to
+ * be as safe (`RuleSpec.stopShownSafe`).
+ */
+export type EvidenceKind = 'nothing-new' | 'work-between' | 'changing-outcome' | 'other-calls';
+
+/** The kinds of evidence, strongest first (the reference lists them in this order). */
+export const EVIDENCE_KINDS: readonly EvidenceKind[] = ['nothing-new', 'work-between', 'changing-outcome', 'other-calls'];
+
 export interface RuleSpec<Name extends string = string, Key extends string = string> {
   /** `loop.rule` and `LoopDetection.rule`. */
   readonly name: Name;
   readonly kind: LoopKind;
+  /** What its detections rest on (see `EvidenceKind`). */
+  readonly evidenceKind: EvidenceKind;
+  /**
+   * For a rule whose evidence is weaker than `nothing-new` and whose default critical is on: the
+   * measurement on the real-run corpus that shows stopping there to be as safe (printed in the
+   * reference). A rule of a weaker kind without it has no default critical.
+   */
+  readonly stopShownSafe?: string;
   /** The key of its thresholds in the configuration (`thresholds.<key>`, per role and per tool). */
   readonly thresholdKey: Key;
   /** What its thresholds count (for the reference). */
@@ -105,6 +134,7 @@ export const RULES = [
   rule({
     name: 'identical_calls',
     kind: 'repeat',
+    evidenceKind: 'nothing-new',
     thresholdKey: 'repeat',
     counts: 'calls',
     // Two identical calls with identical results can be a deliberate re-check; a third is the
@@ -129,8 +159,28 @@ export const RULES = [
     advice: NOTHING_NEW,
   }),
   rule({
+    name: 'recheck',
+    kind: 'repeat',
+    evidenceKind: 'work-between',
+    thresholdKey: 'recheck',
+    counts: 'calls',
+    // One unrelated call inside a loop keeps it a loop (`gapBudget`); with more work between,
+    // re-checking is normal, and honest edit → test rounds on the real-run corpus print the same
+    // output up to four times before it moves (matplotlib-24570): two more repetitions then
+    // (`APART_REPEATS`, 5 / 7).
+    defaults: { warning: 3, critical: 5 },
+    poller: { warning: 8, critical: 15 },
+    stopShownSafe: 'the real-run corpus: no honest run repeats one call with the same answer 7 times with work between (FINDINGS.md)',
+    measure: recheck,
+    message: (f) =>
+      `${quoted(f.toolName)} was called ${f.count} times with identical arguments${f.evidence === 'arguments+result' ? ' and returned the same result each time' : ''}, with other calls between${EVIDENCE_NOTE[f.evidence]}`,
+    summary: (f) => `${quoted(f.toolName)} already ran ${times(f.before)} with these exact arguments${f.sameResultKnown ? ' and the same result' : ''}, other calls between`,
+    advice: NOTHING_NEW,
+  }),
+  rule({
     name: 'changing_output',
     kind: 'repeat',
+    evidenceKind: 'changing-outcome',
     thresholdKey: 'changingOutput',
     counts: 'calls',
     // Output that changes is normally progress (debugger stepping, growing logs): only a run far
@@ -138,6 +188,7 @@ export const RULES = [
     // Stopped by the 40th: a loop whose output never repeats (a clock, a counter) must still end.
     defaults: { warning: 25, critical: 40 },
     poller: { warning: 60, critical: 120 },
+    stopShownSafe: 'the real-run corpus: no honest run calls one tool with the same arguments 25 times (FINDINGS.md)',
     measure: changingOutput,
     message: (f) => `${quoted(f.toolName)} was called ${f.count} times with identical arguments; its output changed every time, but the agent never moved on`,
     summary: (f) => `${quoted(f.toolName)} already ran ${times(f.before)} with these exact arguments; its output keeps changing but nothing moves forward`,
@@ -146,13 +197,15 @@ export const RULES = [
   rule({
     name: 'same_result',
     kind: 'no_progress',
+    evidenceKind: 'other-calls',
     thresholdKey: 'noProgress',
     counts: 'calls',
-    // Different arguments with the same informative answer: one more than a repeat, because
-    // reformulating a query twice is normal and a date or id scan can legitimately return the
-    // same "nothing found" a few times.
-    defaults: { warning: 4, critical: 6 },
-    poller: { warning: 8, critical: 15 },
+    // Different arguments with the same informative answer: rephrasing that gets nowhere, or a
+    // batch of different writes acknowledged alike; only the arguments' wording tells them apart,
+    // and that is not evidence enough to stop (docs/how-it-decides.md: honest writers and
+    // searches on the real runs got the same answer to different requests several times).
+    defaults: { warning: 5, critical: Number.POSITIVE_INFINITY },
+    poller: { warning: 8 },
     measure: sameResult,
     message: (f) =>
       `${quoted(f.toolName)} returned the same result to ${f.count} calls with ${f.distinctArgs ?? 2} different arguments: rephrasing is not getting anywhere`,
@@ -162,6 +215,7 @@ export const RULES = [
   rule({
     name: 'nothing_new',
     kind: 'no_progress',
+    evidenceKind: 'nothing-new',
     thresholdKey: 'nothingNew',
     counts: 'calls',
     // Real coding agents that are stuck re-read the same views and re-run the same empty greps in
@@ -180,6 +234,7 @@ export const RULES = [
   rule({
     name: 'cycle',
     kind: 'cycle',
+    evidenceKind: 'nothing-new',
     thresholdKey: 'cycle',
     counts: 'laps',
     // Two laps are a legitimate two-pass batch; a third lap with identical results is a loop;
@@ -194,22 +249,56 @@ export const RULES = [
   rule({
     name: 'repeated_failure',
     kind: 'error_pattern',
+    evidenceKind: 'nothing-new',
     thresholdKey: 'repeatedFailure',
     counts: 'failures',
     // A transient failure retried once or twice and then succeeding is normal.
     defaults: { warning: 3, critical: 5 },
     measure: repeatedFailure,
-    message: (f) => `${quoted(f.toolName)} failed ${f.count} times with the same arguments`,
-    summary: (f) => `${quoted(f.toolName)} already failed ${times(f.before)} with these exact arguments`,
+    message: (f) => `${quoted(f.toolName)} failed ${f.count} times with the same arguments and the same error`,
+    summary: (f) => `${quoted(f.toolName)} already failed ${times(f.before)} with these exact arguments and the same error`,
+    advice: WILL_FAIL_AGAIN,
+  }),
+  rule({
+    name: 'failing_recheck',
+    kind: 'error_pattern',
+    evidenceKind: 'work-between',
+    thresholdKey: 'failingRecheck',
+    counts: 'failures',
+    // One unrelated call inside keeps it a loop (`gapBudget`); a fix → verify round whose
+    // verification fails the same way after each fix needs one more (`APART_FAILURES`, 4 / 6), since
+    // the fixes between may be what it verifies.
+    defaults: { warning: 3, critical: 5 },
+    stopShownSafe: 'the real-run corpus: no honest run fails one call with the same error 6 times with work between (FINDINGS.md)',
+    measure: failingRecheck,
+    message: (f) => `${quoted(f.toolName)} failed ${f.count} times with the same arguments and the same error, with other calls between`,
+    summary: (f) => `${quoted(f.toolName)} already failed ${times(f.before)} with these exact arguments and the same error, other calls between`,
+    advice: WILL_FAIL_AGAIN,
+  }),
+  rule({
+    name: 'changing_failure',
+    kind: 'error_pattern',
+    evidenceKind: 'changing-outcome',
+    thresholdKey: 'changingFailure',
+    counts: 'failures',
+    // The same call failing again and again, nothing else done between, while its error text
+    // changes (a flaky upstream): a retry or two is normal.
+    defaults: { warning: 3, critical: 5 },
+    stopShownSafe: 'the real-run corpus: no honest run retries one failing call 5 times in a row (FINDINGS.md)',
+    measure: changingFailure,
+    message: (f) => `${quoted(f.toolName)} failed ${f.count} times in a row with the same arguments (its error changed, the call did not)`,
+    summary: (f) => `${quoted(f.toolName)} already failed ${times(f.before)} in a row with these exact arguments`,
     advice: WILL_FAIL_AGAIN,
   }),
   rule({
     name: 'error_class',
     kind: 'error_pattern',
+    evidenceKind: 'other-calls',
     thresholdKey: 'errorClass',
     counts: 'failures',
     // Different arguments failing the same way is trial and error for a while.
     defaults: { warning: 4, critical: 8 },
+    stopShownSafe: 'the real-run corpus: no honest run fails one tool with one error class 8 times (FINDINGS.md)',
     measure: errorClass,
     message: (f) =>
       `${quoted(f.toolName)} failed ${f.count} times with the same error${f.errorLabel ? ` (${f.errorLabel})` : ''}${
@@ -221,6 +310,8 @@ export const RULES = [
   rule({
     name: 'unknown_tool',
     kind: 'unknown_tool',
+    // Whatever the arguments, a tool that does not exist gives the same refusal: nothing new.
+    evidenceKind: 'nothing-new',
     thresholdKey: 'unknownTool',
     counts: 'calls',
     // A tool that does not exist never starts to exist.

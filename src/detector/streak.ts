@@ -1,4 +1,4 @@
-import { ARGS_NOVEL, type CallHistory, OK, sameHash, WAIT } from './history.js';
+import { ARGS_NOVEL, type CallHistory, NEWS, OK, sameHash, USER_TURN, WAIT } from './history.js';
 
 /** What one rule counts: which earlier calls repeat the current one and which end the run. */
 export interface StreakQuery {
@@ -8,9 +8,16 @@ export interface StreakQuery {
   breaks(i: number): boolean;
   /**
    * Entry i is other work in between. The default: a successful call with arguments never seen
-   * before in the trace (new work). A streak survives `gapBudget` such steps.
+   * before in the trace (new work). A streak survives `gapBudget` such steps (`budget`, when given).
    */
   gap?(i: number): boolean;
+  /** Steps of other work the streak survives; default `StreakOptions.gapBudget`. */
+  readonly budget?: number;
+  /**
+   * A user message that said something new ends the run (the evidence is "nothing new between");
+   * otherwise the walk goes on past it, counting it as news between the repetitions.
+   */
+  readonly userTurnEnds?: boolean;
   /** Repetitions spaced far apart in time count for less (spaced-out polling). */
   readonly spacing: boolean;
   /** Counting stops once the weighted total reaches this: nothing above the top threshold matters. */
@@ -32,6 +39,13 @@ export interface Streak {
   readonly distinctArgs: number;
   /** Consecutive occurrences whose outcome differed. */
   readonly outputChanges: number;
+  /**
+   * Steps between the occurrences holding a call that told the agent something new (`NEWS`):
+   * 0 means nothing new between the repetitions, whatever `gap` let the walk go past.
+   */
+  readonly news: number;
+  /** User messages that said something new, between the occurrences (0 when `userTurnEnds`). */
+  readonly userTurns: number;
   /**
    * History index of the first call of the run: the earliest-recorded occurrence of the oldest
    * step counted (the current call when it is the only one).
@@ -62,23 +76,40 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
   let lastOut = h.out(cur);
   let changes = 0;
   let first = cur;
+  let news = 0;
+  /** News steps since the last occurrence found: between repetitions only once another one is. */
+  let newsSince = 0;
+  let userTurns = 0;
+  let turnsSince = 0;
   const args: number[] = [h.args(cur)];
   const addArgs = (a: number): void => {
     if (args.length < MAX_DISTINCT && !args.some((x) => sameHash(x, a))) args.push(a);
   };
 
+  const budget = q.budget ?? opts.gapBudget;
+  /** A user message that said something new came before the batch just walked (or the current one). */
+  let turn = (h.flags(cur) & USER_TURN) !== 0;
   let i = cur - 1;
   while (i >= 0 && weighted < q.stopAt) {
     const batch = h.batch(i);
     if (batch === curBatch) {
+      if ((h.flags(i) & USER_TURN) !== 0) turn = true;
       i--;
       continue;
+    }
+    if (turn) {
+      if (q.userTurnEnds === true) break;
+      newsSince++;
+      turnsSince++;
+      turn = false;
     }
     let occurrence = -1;
     let earliest = -1;
     let broken = false;
     let gap = false;
+    let told = false;
     for (; i >= 0 && h.batch(i) === batch; i--) {
+      if ((h.flags(i) & USER_TURN) !== 0) turn = true;
       const isOccurrence = q.occurrence(i);
       if ((h.flags(i) & WAIT) !== 0 && !isOccurrence) continue;
       if (q.breaks(i)) broken = true;
@@ -86,10 +117,17 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
         if (occurrence < 0) occurrence = i;
         earliest = i;
         addArgs(h.args(i));
-      } else if (q.gap ? q.gap(i) : defaultGap(h, i)) gap = true;
+      } else {
+        if ((h.flags(i) & NEWS) !== 0) told = true;
+        if (q.gap ? q.gap(i) : defaultGap(h, i)) gap = true;
+      }
     }
     if (broken) break;
     if (occurrence >= 0) {
+      news += newsSince;
+      newsSince = 0;
+      userTurns += turnsSince;
+      turnsSince = 0;
       count++;
       first = earliest;
       const idle = newerStart - h.end(occurrence);
@@ -97,9 +135,11 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
       newerStart = h.start(occurrence);
       if (!sameHash(h.out(occurrence), lastOut)) changes++;
       lastOut = h.out(occurrence);
-    } else if (gap && ++gaps > opts.gapBudget) {
+    } else if (gap && ++gaps > budget) {
       break;
+    } else if (told) {
+      newsSince++;
     }
   }
-  return { count, weighted, distinctArgs: args.length, outputChanges: changes, first };
+  return { count, weighted, distinctArgs: args.length, outputChanges: changes, news, userTurns, first };
 }

@@ -11,6 +11,7 @@ import {
   type Fingerprint,
   type FingerprintOptions,
 } from '../fingerprint/canonical.js';
+import { combine, combineAll, type Hash } from '../fingerprint/hash.js';
 import type { LoopEngine } from './engine.js';
 import { classifyError } from './error-class.js';
 import type { RawToolCall, ToolCall, ToolOutcome } from './types.js';
@@ -58,6 +59,14 @@ function safeFingerprint(
   return fp;
 }
 
+const FAILURE_TAG = 0x6e13;
+
+/** A failure's content: its class, and what its message and output said (see `ToolOutcome`). */
+function failureHash(errorClass: Hash, message: Hash | undefined, output: Hash | undefined): Hash {
+  if (message === undefined && output === undefined) return errorClass;
+  return combineAll(FAILURE_TAG, errorClass, message ?? Number.NaN, output ?? Number.NaN);
+}
+
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
@@ -74,11 +83,18 @@ export function buildToolCall(engine: LoopEngine, raw: RawToolCall, onProblem?: 
       : safeFingerprint(raw.arguments, { side: 'arguments', volatileKeys: policy.volatileArgumentKeys, now: raw.startTime }, toolName, 'arguments', onProblem, onNote);
   let outcome: ToolOutcome;
   if (raw.error) {
-    outcome = { ok: false, ...classifyError(raw.error) };
+    const error = classifyError(raw.error);
+    const options = { side: 'result', volatileKeys: policy.volatileResultKeys } as const;
+    const message = raw.error.message === undefined || raw.error.message === '' ? undefined : safeFingerprint(raw.error.message, options, toolName, 'error message', onProblem, onNote);
+    const output = raw.result === undefined ? undefined : safeFingerprint(raw.result, options, toolName, 'result', onProblem, onNote);
+    outcome = { ok: false, ...error, failureHash: failureHash(error.errorClass, message?.hash, output?.hash) };
   } else {
     const result =
       raw.result === undefined ? undefined : safeFingerprint(raw.result, { side: 'result', volatileKeys: policy.volatileResultKeys }, toolName, 'result', onProblem, onNote);
-    outcome = result ? { ok: true, resultHash: result.hash, informative: result.informative > 0 } : { ok: true, informative: false };
+    const targets = args?.targets;
+    outcome = result
+      ? { ok: true, resultHash: targets === undefined ? result.hash : combine(result.hash, targets), informative: result.informative > 0 }
+      : { ok: true, informative: false };
   }
   const call: Writable<ToolCall> = {
     toolName,
@@ -89,6 +105,11 @@ export function buildToolCall(engine: LoopEngine, raw: RawToolCall, onProblem?: 
     callIndex: raw.callIndex,
   };
   if (args) call.argsHash = args.hash;
+  if (args?.action !== undefined) call.actionHash = args.action;
+  if (args?.wording !== undefined) {
+    call.wording = args.wording;
+    call.wordingLength = args.wordingLength;
+  }
   if (raw.spanId !== undefined) call.spanId = raw.spanId;
   if (raw.promptName !== undefined) call.promptName = raw.promptName;
   if (raw.agentName !== undefined) call.agentName = raw.agentName;

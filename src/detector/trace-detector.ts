@@ -3,7 +3,7 @@ import { EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_CALL, SEEN_OUT, SEEN_TOOL, type CallC
 import { CycleTracker, type CycleFinding } from './cycle.js';
 import type { ResolvedConfig } from './config/index.js';
 import {
-  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, WAIT,
+  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, USER_TURN, WAIT,
 } from './history.js';
 import type { ToolPolicies, ToolPolicy } from './policy.js';
 import { CYCLE_RULE, type AnyRule } from './rules.js';
@@ -11,6 +11,8 @@ import type { LoopDetection, LoopLevel, RecordedCall, ToolCall, ToolOutcome } fr
 
 const MAX_EMITTED = 512;
 const RECENT_BATCHES = 8;
+/** User messages remembered per trace, to tell a message that says something new from one that repeats. */
+const MAX_USER_MESSAGES = 32;
 
 function evidenceRank(flags: number): number {
   const args = (flags & HAS_ARGS) !== 0;
@@ -27,6 +29,29 @@ function bringsNews(flags: number): boolean | undefined {
   if ((flags & (WAIT | EXEMPT | POLLER)) !== 0 || (flags & HAS_ARGS) === 0) return undefined;
   if ((flags & OK) !== 0 && (flags & HAS_RESULT) === 0) return undefined;
   return (flags & REPEATS_EARLIER) === 0;
+}
+
+/**
+ * Whether a call may have told the agent something new (the `NEWS` flag): any call whose
+ * arguments are unknown; with arguments, new arguments, or an outcome this call never had
+ * (unknown when a success's result is not captured: then only new arguments are news). A wait
+ * tells nothing.
+ */
+function isNews(flags: number): boolean {
+  if ((flags & WAIT) !== 0) return false;
+  if ((flags & HAS_ARGS) === 0 || (flags & ARGS_NOVEL) !== 0) return true;
+  if ((flags & OK) !== 0 && (flags & HAS_RESULT) === 0) return false;
+  return (flags & REPEATS_EARLIER) === 0;
+}
+
+/**
+ * The level a measurement reaches. A critical needs the evidence to hold over the whole run: a
+ * user message that said something new between the repetitions leaves it a warning, whatever the
+ * count (the weaker rules count across such messages; the rules of "nothing new" end at them).
+ */
+function levelOf(f: Finding): LoopLevel | undefined {
+  if (f.value >= f.thresholds.critical && f.userBetween !== true) return 'critical';
+  return f.value >= f.thresholds.warning || f.value >= f.thresholds.critical ? 'warning' : undefined;
 }
 
 /** A rule's measurement at or above one of its levels, before de-duplication. */
@@ -77,6 +102,7 @@ export interface SharedDetection {
   readonly policies: ToolPolicies;
   toolHash(name: string): Hash;
   agentToolHash(name: string, agent: string): Hash;
+  actionToolHash(tool: Hash, action: Hash, name: string): Hash;
   toolName(hash: Hash): string;
 }
 
@@ -103,6 +129,10 @@ export class TraceDetector {
   private droughtFirstEnd = Number.NaN;
   private droughtFirstRecord = 0;
   private mainAgent: string | undefined;
+  /** A user message said something new since the last call: the next call is marked `USER_TURN`. */
+  private heardNews = false;
+  /** Fingerprints of the user messages of this trace (at most `MAX_USER_MESSAGES`, oldest dropped). */
+  private userMessages: Hash[] | undefined;
 
   constructor(
     private readonly engine: SharedDetection,
@@ -135,18 +165,22 @@ export class TraceDetector {
     // of the trace, sub-agents, are judged apart.
     const agent = call.agentName;
     if (agent !== undefined) this.mainAgent ??= agent;
-    const tool = agent === undefined || agent === this.mainAgent ? engine.toolHash(call.toolName) : engine.agentToolHash(call.toolName, agent);
+    const named = agent === undefined || agent === this.mainAgent ? engine.toolHash(call.toolName) : engine.agentToolHash(call.toolName, agent);
+    const tool = call.actionHash === undefined ? named : engine.actionToolHash(named, call.actionHash, call.toolName);
     const batch = this.batchId(call.batch);
     const args = call.argsHash ?? Number.NaN;
     let flags = 0;
     let out: Hash;
+    let errorClass = Number.NaN;
+    const wording = call.wording ?? Number.NaN;
     if (call.outcome.ok) {
       flags |= OK;
       out = call.outcome.resultHash ?? Number.NaN;
       if (call.outcome.resultHash !== undefined) flags |= HAS_RESULT;
       if (call.outcome.informative) flags |= INFORMATIVE;
     } else {
-      out = call.outcome.errorClass;
+      out = call.outcome.failureHash;
+      errorClass = call.outcome.errorClass;
       if (call.outcome.unknownTool) flags |= UNKNOWN_TOOL;
     }
     if (engine.config.knownTools && !engine.config.knownTools.has(call.toolName)) flags |= UNKNOWN_TOOL;
@@ -159,7 +193,13 @@ export class TraceDetector {
     if (policy.role === 'wait') flags |= WAIT;
     if (policy.role === 'exempt') flags |= EXEMPT;
     if (policy.role === 'poller') flags |= POLLER;
-    this.history.add(tool, args, out, flags, batch, call.startTime, call.endTime);
+    if (isNews(flags)) flags |= NEWS;
+    if (this.heardNews) {
+      flags |= USER_TURN;
+      this.heardNews = false;
+    }
+    const wordingLength = call.outcome.ok ? (call.wordingLength ?? 0) : 0;
+    this.history.add(tool, args, out, call.outcome.ok ? wording : errorClass, flags, batch, call.startTime, call.endTime, wordingLength);
     if (bringsNews(flags) !== undefined) {
       if (bringsNews(flags)) {
         if (this.drought > 0) this.droughtsEnded++;
@@ -180,7 +220,8 @@ export class TraceDetector {
     // The first call of a tool in the trace counts 1 for every call rule: nothing to find below 2.
     if ((seen & SEEN_TOOL) !== 0 || policy.minCallThreshold <= 1) {
       const drought = { length: this.drought, episode: this.droughtsEnded, firstEnd: this.droughtFirstEnd, firstBack: this.calls - this.droughtFirstRecord };
-      measureCall({ history: this.history, settings: engine.config, tool, toolHash: tool, args, out, flags, seen, inCycle: this.cycles.inCycle, drought }, policy, found);
+      const ctx: CallContext = { history: this.history, settings: engine.config, tool, toolHash: tool, args, out, errorClass, wording, wordingLength, flags, seen, inCycle: this.cycles.inCycle, drought };
+      measureCall(ctx, policy, found);
     }
     return this.report(found, call);
   }
@@ -206,7 +247,7 @@ export class TraceDetector {
       const outcome: ToolOutcome =
         (flags & OK) !== 0
           ? { ok: true, ...((flags & HAS_RESULT) !== 0 ? { resultHash: outHash } : {}), informative: (flags & INFORMATIVE) !== 0 }
-          : { ok: false, errorClass: outHash, unknownTool: (flags & UNKNOWN_TOOL) !== 0 };
+          : { ok: false, errorClass: h.errorClass(i), failureHash: outHash, unknownTool: (flags & UNKNOWN_TOOL) !== 0 };
       out.push({
         toolName: this.engine.toolName(h.tool(i)),
         ...(Number.isNaN(args) ? {} : { argsHash: args }),
@@ -239,6 +280,8 @@ export class TraceDetector {
     f.droughtFirstEnd = this.droughtFirstEnd;
     f.droughtFirstRecord = this.droughtFirstRecord;
     f.mainAgent = this.mainAgent;
+    f.heardNews = this.heardNews;
+    f.userMessages = this.userMessages?.slice();
     return f;
   }
 
@@ -260,6 +303,28 @@ export class TraceDetector {
       if (sameOut && ((h.flags(i) & OK) !== 0) === ok && h.batch(i) !== batch) return seen | SEEN_CALL;
     }
     return seen;
+  }
+
+  /**
+   * A user message arrived, before the calls recorded after it (`content`: `userMessageHash` of
+   * its text). A message that says something this trace has not heard is new information: the
+   * rules whose evidence is "nothing new between" (repeats, identical failures, cycles, droughts)
+   * start over from the calls after it, as a re-check the user asked for is no proof of a loop;
+   * the weaker rules count it as news between repetitions. A message the trace has had already
+   * (the user repeating themselves, a conversation going round, or a model call's input that
+   * carries the whole conversation again) adds nothing and changes nothing. Returns whether it
+   * was new.
+   */
+  userMessage(content: Hash): boolean {
+    const known = (this.userMessages ??= []);
+    if (known.includes(content)) return false;
+    if (known.length >= MAX_USER_MESSAGES) known.shift();
+    known.push(content);
+    this.heardNews = true;
+    if (this.drought > 0) this.droughtsEnded++;
+    this.drought = 0;
+    this.cycles.reset();
+    return true;
   }
 
   /** Batch keys are strings from the caller; the history stores small numbers (consecutive ids). */
@@ -350,8 +415,7 @@ export class TraceDetector {
     if (found.length === 0) return [];
     const out: LoopDetection[] = [];
     for (const f of found) {
-      const level: LoopLevel | undefined =
-        f.value >= f.thresholds.critical ? 'critical' : f.value >= f.thresholds.warning ? 'warning' : undefined;
+      const level = levelOf(f);
       if (!level || !this.firstTime(f.key, level)) continue;
       const cycleTools = f.cycleTools?.map((t) => this.engine.toolName(t));
       out.push({

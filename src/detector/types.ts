@@ -16,7 +16,10 @@ export type Mode = 'enforce' | 'observe';
 export type ToolOutcome =
   | {
       readonly ok: true;
-      /** Fingerprint of the result; absent when the result was not captured. */
+      /**
+       * Fingerprint of the result, with the call's targets (`Fingerprint.targets`: the ids, paths
+       * and keys its arguments name) as part of it; absent when the result was not captured.
+       */
       readonly resultHash?: Hash;
       /** The result carries information beyond status words and volatile values. */
       readonly informative: boolean;
@@ -25,6 +28,12 @@ export type ToolOutcome =
       readonly ok: false;
       /** Fingerprint of the error class (`error.type`, exception type or normalised message). */
       readonly errorClass: Hash;
+      /**
+       * Fingerprint of what the failure said: its class, message and output (a failing command's
+       * output is what the agent learns from), volatile values removed and everything else kept,
+       * numbers included: `2 failed` and `1 failed` are two outcomes of one class.
+       */
+      readonly failureHash: Hash;
       /** A short class name safe to print (`TimeoutError`), never a raw message. */
       readonly errorLabel?: string;
       /** The agent called a tool that does not exist. */
@@ -46,7 +55,7 @@ export interface ToolCallContent {
   readonly toolName: string;
   /** Raw arguments (object or JSON string); absent when the instrumentation did not capture them. */
   readonly arguments?: unknown;
-  /** Raw result; absent when not captured or when the call failed (it is ignored when `error` is set). */
+  /** Raw result; absent when not captured. When the call failed, its output (part of the failure's content). */
   readonly result?: unknown;
   /** Present when the call failed. */
   readonly error?: RawError | undefined;
@@ -74,6 +83,15 @@ export interface ToolCall extends CallPlacement {
   readonly toolName: string;
   /** Fingerprint of the arguments; absent when they were not captured. */
   readonly argsHash?: Hash;
+  /**
+   * The action a generic tool was asked to run (`Fingerprint.action`: `execute_tool` with a
+   * `tool_name`, an editor's `command`); absent when the arguments name none.
+   */
+  readonly actionHash?: Hash;
+  /** The words of the arguments (`Fingerprint.wording`), for telling a rewording from new content; absent when they have none. */
+  readonly wording?: number;
+  /** How long the arguments' wording is (`Fingerprint.wordingLength`); absent when they have none. */
+  readonly wordingLength?: number;
   readonly outcome: ToolOutcome;
 }
 

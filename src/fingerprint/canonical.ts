@@ -1,9 +1,10 @@
 import { Char } from './chars.js';
 import { JsonTextHasher, OK, UNSUPPORTED } from './json-text.js';
-import { chainA, chainB, digest, finish, member, number, text, textOf, type LanePair } from './lanes.js';
+import { chainA, chainB, digest, finish, member, number, text, textOf, HashSum, type LanePair } from './lanes.js';
 import { pack, seedA, seedB, type Hash } from './hash.js';
 import { Cap, Note, Tag, L_CYCLE, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, L_VOLATILE } from './tags.js';
 import { isSpace, ResultText } from './result-text.js';
+import { WordingSketch } from './wording.js';
 import { UnitBuffers, type Units } from './units.js';
 import {
   isNowTimestampNumber,
@@ -49,11 +50,50 @@ export interface Fingerprint {
   readonly informative: number;
   /** What was unusual about the value (cut at a cap, cyclic, not JSON): `NOTE_*` bits. */
   readonly notes: number;
+  /**
+   * Arguments only: the action a generic tool was asked to run, from the top-level members that
+   * name one (`tool_name`, `server_name`, `action`, `method`, `command`, ... with a value without
+   * whitespace: `execute_tool {server_name, tool_name, params}`, an editor's `command: view`);
+   * undefined when there is none. Such a tool is as many tools as it runs actions: a call's
+   * identity for the rules that compare different calls of one tool is its name and its action.
+   */
+  readonly action: Hash | undefined;
+  /**
+   * Arguments only: a sketch of the words of its text (`wording.ts`), to tell one request reworded
+   * from different content; undefined when it has no words.
+   */
+  readonly wording: number | undefined;
+  /**
+   * Arguments only: how long their wording is (code units of their text with spaces; 0 without).
+   * A request cut shorter after an answer is the agent acting on that answer (`sameResult`).
+   */
+  readonly wordingLength: number;
+  /**
+   * Arguments only: the hash of the call's targets, the values that name what it acts on (an id,
+   * a path, a URL, a record key, a number: a string without whitespace, or a number), in any
+   * order; undefined when it has none. Wording (text with spaces: a query, a message, a command)
+   * is not a target. A result's identity includes its call's targets (`buildToolCall`): a
+   * successful write to another record is other work, whatever the confirmation says.
+   */
+  readonly targets: Hash | undefined;
 }
 
 const PLACEHOLDER = 0x1;
 
+/** Longest argument string that can be a target (an id, a path, a URL); longer text is content. */
+const MAX_TARGET_LENGTH = 512;
+/** Salts the digest of a call's targets, and of its action. */
+const TARGETS_TAG = 0x7a;
+const ACTION_TAG = 0x7b;
 
+/**
+ * Top-level argument names whose value names the action of a generic tool (normalised: see
+ * `normalizeKey`). A command line (with spaces) is wording, not an action: only values without
+ * whitespace count.
+ */
+const ACTION_KEYS = volatileKeyMatcher(
+  new Set(['tool', 'toolname', 'action', 'actionname', 'server', 'servername', 'method', 'operation', 'op', 'function', 'functionname', 'command', 'endpoint'].map(normalizeKey)),
+);
 
 /**
  * Walks one value. Every method leaves the node's hash in `ha`/`hb` (see `lanes.ts`); the
@@ -80,6 +120,14 @@ export class Walker implements LanePair {
   level = 0;
   /** Result text in progress (see `resultText`). */
   private readonly text = new ResultText();
+  /** Arguments: the targets met so far (see `Fingerprint.targets`). */
+  readonly targets = new HashSum();
+  /** Arguments: the words met so far (see `Fingerprint.wording`). */
+  readonly wording = new WordingSketch();
+  /** Arguments: the action members met so far (see `Fingerprint.action`). */
+  readonly action = new HashSum();
+  /** The last string leaf of the arguments was a target (a value without whitespace). */
+  private lastStringTarget = false;
 
   /** Drops references to the caller's objects (after an exception the path may still hold some). */
   release(): void {
@@ -95,6 +143,9 @@ export class Walker implements LanePair {
     this.notes = 0;
     this.level = 0;
     this.control = false;
+    this.targets.clear();
+    this.action.clear();
+    this.wording.clear();
     this.release();
   }
 
@@ -159,6 +210,17 @@ export class Walker implements LanePair {
     }
     this.informative++;
     number(this, Tag.Number, n);
+    if (this.arguments) this.targets.add(this.ha, this.hb);
+  }
+
+  isActionKey(units: Units, s: string, start: number, end: number, ka: number, kb: number, depth: number): boolean {
+    if (depth !== 0 || !this.arguments) return false;
+    this.lastStringTarget = false;
+    return ACTION_KEYS.has(units.u16, s, start, end, ka, kb);
+  }
+
+  actionMember(): void {
+    if (this.lastStringTarget) this.action.add(this.ha, this.hb);
   }
 
   /** Is the member name in `units[start, end)` (and `s[start, end)`) volatile, its member left out? */
@@ -205,6 +267,11 @@ export class Walker implements LanePair {
       }
       if (this.informative === 0 && !isStatusWordRange(u, start, end)) this.informative++;
       if (text(this, Tag.String, units, start, end)) this.control = true;
+      // a token (no space) is a target; text with spaces is wording
+      const spaced = firstSpace(u, start, end) < end;
+      this.lastStringTarget = !spaced && end > start && end - start <= MAX_TARGET_LENGTH;
+      if (this.lastStringTarget) this.targets.add(this.ha, this.hb);
+      else if (spaced) this.wording.addText(u, start, end);
       return;
     }
     this.resultText(units, raw, start, end);
@@ -218,6 +285,14 @@ export class Walker implements LanePair {
     const nodes = this.nodes;
     const informative = this.informative;
     const notes = this.notes;
+    const t = this.targets;
+    const targetA = t.sa;
+    const targetB = t.sb;
+    const targetCount = t.n;
+    const act = this.action;
+    const actionA = act.sa;
+    const actionB = act.sb;
+    const actionCount = act.n;
     const level = this.level;
     const hasher = (this.json[level] ??= new JsonTextHasher(this));
     let status: number;
@@ -232,6 +307,8 @@ export class Walker implements LanePair {
     this.nodes = nodes;
     this.informative = informative;
     this.notes = notes;
+    t.restore(targetA, targetB, targetCount);
+    act.restore(actionA, actionB, actionCount);
     if (status === UNSUPPORTED) {
       const parsed = tryParseJson(start === 0 && end === s.length ? s : s.slice(start, end));
       if (parsed !== undefined) {
@@ -373,8 +450,10 @@ export class Walker implements LanePair {
     const ka = this.ha;
     const kb = this.hb;
     if (this.keys.has(units.u16, key, 0, key.length, ka, kb)) return false;
+    const action = typeof v === 'string' && this.isActionKey(units, key, 0, key.length, ka, kb, depth);
     this.value(v, depth + 1);
     member(this, ka, kb, this.ha, this.hb);
+    if (action) this.actionMember();
     return true;
   }
 
@@ -391,6 +470,13 @@ export class Walker implements LanePair {
     }
     digest(this, sa, sb, n, Tag.Set);
   }
+}
+
+/** Index of the first space, tab or line break in `u[start, end)` (`end` when there is none). */
+function firstSpace(u: Uint16Array, start: number, end: number): number {
+  let i = start;
+  while (i < end && (u[i] as number) > Char.Space) i++;
+  return i;
 }
 
 function tryParseJson(text: string): { value: unknown } | undefined {
@@ -411,7 +497,17 @@ export function fingerprint(value: unknown, options: FingerprintOptions): Finger
     walker.reset(options);
     walker.value(value, 0);
     finish(walker, walker.ha, walker.hb);
-    return { hash: pack(walker.ha, walker.hb), informative: walker.informative, notes: walker.notes };
+    const hash = pack(walker.ha, walker.hb);
+    return {
+      hash,
+      informative: walker.informative,
+      notes: walker.notes,
+      targets: walker.targets.digest(walker, TARGETS_TAG),
+      action: walker.action.digest(walker, ACTION_TAG),
+      // only argument text is read into it (`stringLeaf`): a result has none
+      wording: walker.wording.digest(),
+      wordingLength: walker.wording.length,
+    };
   } finally {
     walker.release();
     if (idle.length < 4) idle.push(walker);

@@ -74,6 +74,10 @@ export interface LeafHasher extends LanePair {
   numberLeaf(n: number): void;
   stringLeaf(units: Units, raw: string, from: number, to: number, depth: number): void;
   isVolatileKey(units: Units, s: string, start: number, end: number, ka: number, kb: number): boolean;
+  /** Does the member name in `units[start, end)` of an object at `depth` name the call's action (see `Fingerprint.action`)? */
+  isActionKey(units: Units, s: string, start: number, end: number, ka: number, kb: number, depth: number): boolean;
+  /** The member (name lanes `ka`/`kb`, its hash in the walker's lanes) named the action and held a string: see `Fingerprint.action`. */
+  actionMember(): void;
 }
 
 /**
@@ -263,9 +267,11 @@ export class JsonTextHasher {
         this.skipSpace();
         if (!this.skipValue()) return Status.Invalid;
       } else {
+        const action = leaf.isActionKey(ku, ks, kStart, kEnd, ka, kb, depth) && this.skipSpace() === Char.Quote;
         const status = this.value(depth + 1);
         if (status !== Status.Ok) return status;
         member(leaf, ka, kb, leaf.ha, leaf.hb);
+        if (action) leaf.actionMember();
         sa = (sa + leaf.ha) | 0;
         sb = (sb + leaf.hb) | 0;
         n++;

@@ -1,4 +1,4 @@
-import { Finalizer, fmix, Mix, seedA, seedB } from './hash.js';
+import { Finalizer, fmix, Mix, pack, seedA, seedB, type Hash } from './hash.js';
 import type { Units } from './units.js';
 
 /**
@@ -152,6 +152,46 @@ export function member(out: LanePair, ka: number, kb: number, va: number, vb: nu
 /** The hash of an unordered collection (object, set) from the sums of its finished member hashes. */
 export function digest(out: LanePair, sa: number, sb: number, n: number, tag: number): void {
   finish(out, sa ^ tag, (sb + Math.imul(n, Mix.Even)) | 0);
+}
+
+/**
+ * An order-independent sum of finished hashes (the targets of a call's arguments, its action),
+ * kept as two integer lanes and a count so that adding costs no allocation.
+ */
+export class HashSum {
+  /** The sums' lanes and the count (read to go back with `restore`: a JSON text that is not JSON adds nothing). */
+  sa = 0;
+  sb = 0;
+  n = 0;
+
+  clear(): void {
+    this.sa = 0;
+    this.sb = 0;
+    this.n = 0;
+  }
+
+  /** Adds the leaf whose raw lanes are (a, b), finished first so that the sum is a sound set hash. */
+  add(a: number, b: number): void {
+    const fa = fmix(a ^ Math.imul(b ^ (b >>> 15), Finalizer.CrossA));
+    const fb = fmix(b ^ Math.imul(fa ^ (fa >>> 13), Finalizer.CrossB));
+    this.sa = (this.sa + fa) | 0;
+    this.sb = (this.sb + fb) | 0;
+    this.n++;
+  }
+
+  restore(sa: number, sb: number, n: number): void {
+    this.sa = sa;
+    this.sb = sb;
+    this.n = n;
+  }
+
+  /** The packed digest of the targets (into `scratch`'s lanes), or undefined when there are none. */
+  digest(scratch: LanePair, tag: number): Hash | undefined {
+    if (this.n === 0) return undefined;
+    digest(scratch, this.sa, this.sb, this.n, tag);
+    finish(scratch, scratch.ha, scratch.hb);
+    return pack(scratch.ha, scratch.hb);
+  }
 }
 
 /** A finished constant: the hash of the empty text under `tag` (null, true, volatile, ...). */

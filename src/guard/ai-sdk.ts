@@ -1,4 +1,5 @@
 import { ToolLoopError } from '../errors.js';
+import { MAX_USER_MESSAGES_READ } from '../detector/user-message.js';
 import { hashString } from '../fingerprint/hash.js';
 import { log } from '../otel/diag.js';
 import type { CallGuard, ProceedingCall } from './calls.js';
@@ -16,9 +17,9 @@ type ToModelOutput = (options: { toolCallId: string; input: unknown; output: unk
 
 export interface WrapToolsOptions {
   /**
-   * `auto` (default): a new user message in the conversation the SDK hands each tool (more user
-   * messages, or different text in the last one) is a new user turn and resets the guard.
-   * `manual`: call `guard.reset()` yourself.
+   * `auto` (default): the user messages of the conversation the SDK hands each tool are told to
+   * the guard (`guard.userMessage`) when they change (more of them, or different text in the last
+   * one): one that says something new starts a new turn. `manual`: tell the guard yourself.
    */
   readonly newTurn?: 'auto' | 'manual';
 }
@@ -44,14 +45,18 @@ function stepKey(messages: unknown): string | undefined {
   return key;
 }
 
-/** Hash of a user message's text parts (images and files are left out: costly, and text tells turns apart). */
+/** A user message's text parts (images and files are left out: costly, and text tells turns apart). */
+function messageText(m: object): string {
+  const content = (m as { content?: unknown }).content;
+  const parts = Array.isArray(content) ? content : [content];
+  return parts.map((p: unknown) => (typeof p === 'string' ? p : typeof p === 'object' && p !== null && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('\n');
+}
+
+/** Hash of a user message's text, per message object (a conversation's text is hashed once, not on every tool call). */
 function messageHash(m: object): number {
   let h = messageHashes.get(m);
   if (h === undefined) {
-    const content = (m as { content?: unknown }).content;
-    const parts = Array.isArray(content) ? content : [content];
-    const text = parts.map((p: unknown) => (typeof p === 'string' ? p : typeof p === 'object' && p !== null && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('\u0000');
-    h = hashString(text, parts.length);
+    h = hashString(messageText(m));
     messageHashes.set(m, h);
   }
   return h;
@@ -224,16 +229,26 @@ async function* streamAndRecord(call: ProceedingCall, stream: unknown): AsyncGen
 }
 
 function noteTurn(guard: CallGuard<unknown>, messages: readonly unknown[] | undefined): void {
-  let marker: string | undefined;
+  let said: string[];
   try {
-    marker = turnMarker(messages);
+    const marker = turnMarker(messages);
+    if (marker === undefined || turnMarkers.get(guard) === marker) return;
+    turnMarkers.set(guard, marker);
+    said = userTexts(messages ?? []);
   } catch {
     return; // unreadable messages: no turn information, the guard keeps its state
   }
-  if (marker === undefined) return;
-  const seen = turnMarkers.get(guard);
-  turnMarkers.set(guard, marker);
-  if (seen !== undefined && seen !== marker) guard.reset();
+  for (const text of said) guard.userMessage(text);
+}
+
+/** The text of the newest user messages, oldest first (at most `MAX_USER_MESSAGES_READ`). */
+function userTexts(messages: readonly unknown[]): string[] {
+  const out: string[] = [];
+  for (let i = messages.length - 1; i >= 0 && out.length < MAX_USER_MESSAGES_READ; i--) {
+    const m = messages[i];
+    if (typeof m === 'object' && m !== null && (m as { role?: unknown }).role === 'user') out.push(messageText(m));
+  }
+  return out.reverse();
 }
 
 /**

@@ -51,8 +51,10 @@ export type GuardedCall<H> = ProceedingCall | HintedCall<H>;
 export interface CallGuard<H> {
   /** Aborted when the guard stops the run. */
   readonly signal: AbortSignal;
-  /** A new user turn. */
+  /** A new conversation: forget everything. */
   reset(): void;
+  /** The user said `text` (see `ToolLoopGuard.userMessage`). */
+  userMessage(text: string): void;
   check(toolName: string, args: unknown, options?: CheckOptions): GuardedCall<H>;
   run<R>(toolName: string, args: unknown, execute: () => R | PromiseLike<R>, options?: RunOptions): Promise<Awaited<R> | H>;
 }

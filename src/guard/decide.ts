@@ -26,7 +26,7 @@ export interface DecisionInput {
 export function decide(input: DecisionInput): Intended {
   const { detection, strikes } = input;
   const critical = detection.level === 'critical';
-  if (input.transientRetry && detection.rule === 'repeated_failure' && !critical) return 'delay';
+  if (input.transientRetry && (detection.rule === 'repeated_failure' || detection.rule === 'changing_failure') && !critical) return 'delay';
   switch (input.action) {
     case 'abort':
       return critical ? 'abort' : 'allow';

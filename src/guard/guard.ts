@@ -1,6 +1,7 @@
 import { LoopEngine } from '../detector/engine.js';
 import type { RawError } from '../detector/error-class.js';
 import { buildToolCall } from '../detector/tool-call.js';
+import { userMessageHash } from '../detector/user-message.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
 import { ToolLoopError } from '../errors.js';
 import { callContained, log, notifyContained, reportContained } from '../otel/diag.js';
@@ -74,9 +75,27 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
     return this.session.stopped;
   }
 
-  /** A new user turn: forget calls, interventions and the stop. `signal` is a new signal afterwards. */
+  /** A new conversation: forget calls, interventions and the stop. `signal` is a new signal afterwards. */
   reset(): void {
     this.session = this.newSession();
+  }
+
+  /**
+   * The user said `text`. Something this conversation has not heard is a new turn: the guard's
+   * interventions and stop are forgotten (`signal` is a new signal), and a call repeated across
+   * it is no proof of a loop (a re-check the user asked for), while the calls are remembered.
+   * What the user said before adds nothing: the loop goes on being counted, a stop stays.
+   */
+  userMessage(text: string): void {
+    try {
+      const content = userMessageHash(text);
+      if (content === undefined) return;
+      const s = this.session;
+      // a session that has judged nothing yet is the new turn already (its signal may be in use)
+      if (s.detector.userMessage(content) && s.sequence.callCount > 0) this.session = new GuardSession(s.detector, ++this.generation, this.engine.config.historySize);
+    } catch (e) {
+      this.problem('a user message', e);
+    }
   }
 
   /** The latest calls of this turn (at most `limit`), oldest first: fingerprints and decisions, no raw content. */

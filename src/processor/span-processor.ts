@@ -2,6 +2,7 @@ import { context as apiContext, isValidTraceId, trace, type Context, type Span }
 import { DeferredTrace } from '../detector/deferred-trace.js';
 import { LoopEngine } from '../detector/engine.js';
 import { buildToolCall, type RawToolCall } from '../detector/tool-call.js';
+import { userMessageHash } from '../detector/user-message.js';
 import type { LoopDetection } from '../detector/types.js';
 import { argumentPreview, type ResolvedPreview } from '../otel/argument-preview.js';
 import { callContained, log, reportContained } from '../otel/diag.js';
@@ -189,7 +190,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
       if (hasNoParent(span)) return;
       const state = this.traces.peek(span.spanContext().traceId);
       if (state === undefined) return;
-      this.spend.spanEnded(span, state);
+      this.otherSpanEnded(span, state);
       const trace = this.spans.unclaimedLeafEnded(span);
       if (trace !== undefined) this.traceEnded(trace, span);
       return;
@@ -222,7 +223,10 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     if (ended !== undefined) {
       const found = this.detect(ended);
       if (found.length > 0) writeDetections(this.outputs, found, { ...ended, span: writable });
-    } else this.spend.spanEnded(span, this.traces.peek(span.spanContext().traceId));
+    } else {
+      const state = this.traces.peek(span.spanContext().traceId);
+      if (state !== undefined) this.otherSpanEnded(span, state);
+    }
     const trace = this.spans.spanEnded(span, reading, ended !== undefined);
     if (trace !== undefined) this.traceEnded(trace, writable);
   }
@@ -230,6 +234,31 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
   /** A tracked trace's local root ended (the trace is no longer tracked): what its loops cost. */
   private traceEnded(trace: TraceState, root: WritableToolSpan | undefined): void {
     callContained('the end of a trace', () => this.spend.traceEnded(trace, root), undefined);
+  }
+
+  /**
+   * A span of a tracked trace that is no tool call ended: a model call's usage is what loops cost,
+   * and what the user said in its input (a re-check they asked for) is heard by the trace's engine
+   * before the calls the model asks for next.
+   */
+  private otherSpanEnded(span: ReadableToolSpan, state: TraceState): void {
+    this.spend.spanEnded(span, state);
+    const said = this.spans.userMessages(span);
+    if (said === undefined) return;
+    for (const text of said) {
+      const content = userMessageHash(text);
+      if (content === undefined) continue;
+      if (state.detector !== undefined) {
+        state.detector.userMessage(content);
+        continue;
+      }
+      const waiting = (state.waiting ??= new DeferredTrace(this.engine, span.spanContext().traceId, this.reportProblem, this.reportNote));
+      waiting.userMessage(content);
+      if (waiting.made !== undefined) {
+        state.detector = waiting.made;
+        state.waiting = undefined;
+      }
+    }
   }
 
   /** What the engine finds in the call's trace now (or the guard's decision about it). */

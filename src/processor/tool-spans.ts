@@ -1,6 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_PROMPT_NAME, ATTR_GEN_AI_TOOL_NAME, GEN_AI_OPERATION_EXECUTE_TOOL } from '../conventions/attributes.js';
-import { gateOf, readAgentName, readPromptName, type SpanGate } from '../conventions/index.js';
+import { gateOf, readAgentName, readPromptName, readUserMessages, type SpanGate } from '../conventions/index.js';
 import type { ConventionAdapter, SpanView } from '../conventions/types.js';
 import type { RawToolCall } from '../detector/tool-call.js';
 import type { LoopDetection } from '../detector/types.js';
@@ -74,6 +74,11 @@ export class ToolSpans {
   /** On SDKs without `onEnding`: remembers where the span started (see `parentsAtStart`). */
   rememberParent(span: ReadableToolSpan, parentContext: Context): void {
     (this.parentsAtStart ??= new WeakMap()).set(span, parentContext);
+  }
+
+  /** The text of the user messages the span records (a model call's input), read by the adapters. */
+  userMessages(span: ReadableToolSpan): readonly string[] | undefined {
+    return readUserMessages(this.adapters, span);
   }
 
   /** What the adapters say about the span now; undefined when none can claim or name it (most spans). */

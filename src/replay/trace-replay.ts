@@ -1,11 +1,14 @@
-import { findToolAdapter, readAgentName, readPromptName } from '../conventions/index.js';
+import { findToolAdapter, readAgentName, readPromptName, readUserMessages } from '../conventions/index.js';
 import type { ConventionAdapter } from '../conventions/types.js';
 import type { LoopEngine } from '../detector/engine.js';
 import { buildToolCall } from '../detector/tool-call.js';
+import { userMessageHash } from '../detector/user-message.js';
+import type { Hash } from '../fingerprint/hash.js';
 import type { PriceTable } from '../cost/prices.js';
 import type { LoopSpend } from '../cost/trace-cost.js';
+import type { TraceDetector } from '../detector/trace-detector.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
-import { replaySequence } from '../sequence/call-sequence.js';
+import { replaySequence, START_QUANTUM_MS } from '../sequence/call-sequence.js';
 import { TraceSpend } from '../cost/trace-spend.js';
 import { RecencyList, type Linked } from './recency.js';
 import { ModelCallQueue, modelCallOf, type ModelCallRecord } from './replay-cost.js';
@@ -22,6 +25,17 @@ interface PendingCall {
   readonly end: number;
   /** Reported in an earlier completion of the same trace (see `ReplayOptions.retainTraces`). */
   readonly reported: boolean;
+}
+
+/**
+ * The user messages a span recorded (a model call's input), heard when the span ended, as the
+ * live processor hears them: before every call that ends after it.
+ */
+interface UserInput {
+  readonly end: number;
+  /** Arrival order, as `PendingCall.seq` (ties of end times). */
+  readonly seq: number;
+  readonly messages: readonly Hash[];
 }
 
 /** Parent and names of every span seen in an open trace: enough to walk up to an ancestor's prompt. */
@@ -51,6 +65,8 @@ class PendingTrace<P> implements Linked<PendingTrace<P>> {
   calls: PendingCall[] = [];
   /** Model calls with usage (what loops cost). */
   models: ModelCallRecord[] = [];
+  /** What the user said, and when (see `UserInput`). */
+  userInputs: UserInput[] = [];
   links = new Map<string, SpanLink>();
   /** What the caller handed in with each span (serve: the span itself, to forward). */
   readonly payloads: P[] = [];
@@ -82,6 +98,7 @@ interface RetainedTrace extends Linked<RetainedTrace> {
   readonly stateBytes: number;
   readonly calls: PendingCall[];
   readonly models: ModelCallRecord[];
+  readonly userInputs: UserInput[];
   readonly loopSpend: LoopSpend | undefined;
   readonly reportedDetections: ReadonlyMap<string, number> | undefined;
   readonly loopPrompt: string | undefined;
@@ -258,6 +275,7 @@ export class TraceReplayer<P = undefined> {
         trace.stateBytes = before.stateBytes;
         trace.calls = before.calls;
         trace.models = before.models;
+        trace.userInputs = before.userInputs;
         trace.links = before.links;
         trace.lastPrompt = before.lastPrompt;
         trace.lastAgent = before.lastAgent;
@@ -333,6 +351,13 @@ export class TraceReplayer<P = undefined> {
       if (model !== undefined) {
         this.seq++;
         trace.models.push(model);
+        this.addState(trace, STATE_BYTES.model);
+      }
+      const said = userInputOf(adapters, span, this.seq);
+      if (said !== undefined) {
+        this.seq++;
+        trace.userInputs.push(said);
+        // a hash and three numbers: held and remembered like a model call's record
         this.addState(trace, STATE_BYTES.model);
       }
     }
@@ -411,7 +436,10 @@ export class TraceReplayer<P = undefined> {
       const unreported: ReplayedCall[] = [];
       const reportedBefore = trace.reportedDetections;
       const found = new Map<string, number>();
+      const heard = trace.userInputs.length > 0 ? new HeardInputs(trace.userInputs) : undefined;
       replaySequence(calls, (c, place) => {
+        // what the user said in a model call that ended first: the engine hears it before the call
+        heard?.before(c, detector);
         const prompt = promptOf.get(c);
         const agent = this.resolve(trace, c.spanId, 'agent') ?? trace.lastAgent;
         if (!c.reported) unreported.push({ toolName: c.call.toolName, callIndex: place.callIndex, startTime: c.start, endTime: c.end, ok: c.call.outcome.ok, spanId: c.spanId, promptName: prompt });
@@ -485,6 +513,7 @@ export class TraceReplayer<P = undefined> {
       stateBytes,
       calls: trace.calls.map((c) => (c.reported ? c : { ...c, reported: true })),
       models: trace.models,
+      userInputs: trace.userInputs,
       loopSpend,
       reportedDetections: trace.reportedDetections,
       loopPrompt: trace.loopPrompt,
@@ -523,3 +552,53 @@ export class TraceReplayer<P = undefined> {
     return undefined;
   }
 }
+
+/**
+ * A trace's user inputs, told to the engine in the order the live processor heard them: it hears a
+ * model call's input when the model call ends and records a tool call when it ends, so by end
+ * time; within the start quantum (a tool started in the millisecond its model call ended may seem
+ * to end first, as may a model call started in the millisecond a tool ended), by arrival, which is
+ * the order spans ended in.
+ */
+class HeardInputs {
+  private readonly inputs: UserInput[];
+  private readonly told: boolean[];
+  /** Every input before it has been told. */
+  private next = 0;
+
+  constructor(inputs: readonly UserInput[]) {
+    this.inputs = [...inputs].sort((a, b) => a.end - b.end || a.seq - b.seq);
+    this.told = new Array<boolean>(this.inputs.length).fill(false);
+  }
+
+  /** Tells `detector` every input heard before the call `c` was recorded. */
+  before(c: PendingCall, detector: TraceDetector): void {
+    const inputs = this.inputs;
+    for (let u = inputs[this.next]; u !== undefined && (this.told[this.next] === true || u.end < c.end - START_QUANTUM_MS); u = inputs[++this.next]) {
+      if (this.told[this.next] !== true) this.tell(this.next, detector);
+    }
+    for (let k = this.next; k < inputs.length; k++) {
+      const u = inputs[k] as UserInput;
+      if (u.end > c.end + START_QUANTUM_MS) break;
+      if (this.told[k] !== true && u.seq < c.seq) this.tell(k, detector);
+    }
+  }
+
+  private tell(k: number, detector: TraceDetector): void {
+    this.told[k] = true;
+    for (const m of this.inputs[k]?.messages ?? []) detector.userMessage(m);
+  }
+}
+
+/** The user messages a span records, as the engine hears them; undefined when it records none. */
+function userInputOf(adapters: readonly ConventionAdapter[], span: ReplaySpan, seq: number): UserInput | undefined {
+  const texts = readUserMessages(adapters, span);
+  if (texts === undefined) return undefined;
+  const messages: Hash[] = [];
+  for (const text of texts) {
+    const h = userMessageHash(text);
+    if (h !== undefined) messages.push(h);
+  }
+  return messages.length > 0 ? { end: span.endTime, seq, messages } : undefined;
+}
+

@@ -30,14 +30,21 @@ const PRICES = { 'gpt-4o': { input: 2.5, output: 10 } };
  * Times come from a clock that advances as a model would between steps (the SDK's own start
  * times are whole milliseconds, which cannot order calls made within one millisecond).
  */
-function agent(tracer: Tracer, prompt: string, steps: Array<Call | Call[]>, sdkClock = false): void {
+function agent(tracer: Tracer, prompt: string, steps: Array<Call | Call[]>, sdkClock = false, says?: (step: number) => string): void {
   const at = (t: number): { startTime?: number } => (sdkClock ? {} : { startTime: t });
   tracer.startActiveSpan(`invoke_agent ${prompt}`, { attributes: { 'gen_ai.prompt.name': prompt }, ...at(clock) }, (root) => {
     for (const [n, step] of steps.entries()) {
       // the model call that asks for the step, reporting its usage (what loops cost)
       const model = tracer.startSpan('chat gpt-4o', {
         ...at(clock + 10),
-        attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': 1000 + 100 * n, 'gen_ai.usage.output_tokens': 20 + n },
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.request.model': 'gpt-4o',
+          'gen_ai.usage.input_tokens': 1000 + 100 * n,
+          'gen_ai.usage.output_tokens': 20 + n,
+          // what the user said so far, the whole conversation on every model call
+          ...(says ? { 'gen_ai.input.messages': JSON.stringify(Array.from({ length: n + 1 }, (_, k) => ({ role: 'user', parts: [{ type: 'text', content: says(k) }] }))) } : {}),
+        },
       }, trace.setSpan(context.active(), root));
       model.end(sdkClock ? undefined : clock + 690);
       clock += 700; // the model thinks
@@ -79,6 +86,9 @@ it.each([
   agent(tracer, 'paraphrase', ['a b', 'b a', 'a  b c', 'c b a', 'a c', 'b c a'].map((q) => ({ tool: 'search', args: { q }, result: 'No results found.' })), sdkClock);
   if (!sdkClock) agent(tracer, 'parallel', [[same, same, { tool: 'x', args: {}, result: 1 }], [same, same], [same], [same], [same]]);
   agent(tracer, 'honest', Array.from({ length: 6 }, (_, i) => ({ tool: 'page', args: { n: i }, result: { items: [i] } })), sdkClock);
+  // a re-check before every call the user asked for in new words: no loop; the same words every time: a loop
+  agent(tracer, 'user-rechecks', Array.from({ length: 6 }, () => same), sdkClock, (k) => `Please search the refund policy again (${k + 1}): it changed today.`);
+  agent(tracer, 'user-same-words', Array.from({ length: 6 }, () => same), sdkClock, () => 'Search again.');
   await provider.forceFlush();
 
   const body = new TextDecoder().decode(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans()));
@@ -99,6 +109,8 @@ it.each([
   const repeat = live.find((d) => d.promptName === 'repeat' && d.level === 'critical');
   expect(repeat?.tokens).toEqual({ input: 1100 + 1200 + 1300 + 1400, output: 21 + 22 + 23 + 24 });
   expect(new Set(live.map((d) => d.kind))).toEqual(new Set(['repeat', 'cycle', 'error_pattern', 'no_progress']));
+  expect(live.filter((d) => d.promptName === 'user-rechecks')).toEqual([]);
+  expect(live.find((d) => d.promptName === 'user-same-words' && d.level === 'critical')).toMatchObject({ rule: 'identical_calls', callIndex: 5 });
   expect(scanned.map(key).sort()).toEqual(live.map(key).sort());
   expect(code).toBe(1);
   await provider.shutdown();

@@ -87,7 +87,9 @@ describe('span fixtures: each instrumentation dialect', () => {
       const view = endView(f, true);
       const fields = findToolAdapter(conventions, view)?.readToolCall(view);
       expect(fields?.error).toBeDefined();
-      expect(fields?.result).toBeUndefined();
+      // what a failing call printed is kept: part of what the failure said (its outcome)
+      const recorded = findToolAdapter(conventions, endView(f))?.readToolCall(endView(f))?.result;
+      expect(fields?.result).toEqual(recorded);
       if (f.expect.errorType !== undefined) expect(fields?.error?.type).toBe(f.expect.errorType);
       if (f.expect.errorMessage !== undefined) expect(fields?.error?.message).toBe(f.expect.errorMessage);
       const run = replay(f, 10, { failing: true, conventions });

@@ -63,11 +63,12 @@ describe('loop families', () => {
     expect(run.first('critical')).toBe(5);
   });
 
-  it('the same outcome from paraphrased arguments: no_progress warned at 4, stopped at 6', () => {
-    const queries = ['weather paris', 'paris weather', 'weather in paris', 'paris weather today', 'current weather paris', 'paris forecast now'];
+  it('the same outcome from paraphrased arguments: no_progress warned at 5, never stopped (weaker evidence than a repeat)', () => {
+    // rewordings keep the request's words (a different question would not)
+    const queries = ['weather in paris today', 'paris weather today', 'weather today in paris', 'today paris weather', 'the weather in paris today', 'paris today weather'];
     const run = runAgent(queries.map((q) => ({ tool: 'search', args: { q }, result: 'No results found for this query.' })));
-    expect(run.first('warning')).toBe(4);
-    expect(run.first('critical')).toBe(6);
+    expect(run.first('warning')).toBe(5);
+    expect(run.first('critical')).toBeUndefined();
     expect(run.detections[0]).toMatchObject({ kind: 'no_progress', rule: 'same_result' });
   });
 
@@ -275,18 +276,12 @@ describe('the guard stops loops before they run (graduated)', () => {
     expect(run.error).toMatchObject({ kind: 'error_pattern', count: 5 });
   });
 
-  it('different arguments, the same answer: judged once it is known, stopped after the engine critical', async () => {
-    const queries = ['weather paris', 'paris weather', 'weather in paris', 'paris weather today', 'current weather paris', 'paris forecast now', 'paris meteo'];
+  it('different arguments, the same answer: judged once it is known, a warning (rewording is weaker evidence than a repeat)', async () => {
+    const queries = ['weather in paris today', 'paris weather today', 'weather today in paris', 'today paris weather', 'the weather in paris today', 'paris today weather', 'weather for paris today'];
     const run = await runGuarded(queries.map((q) => ({ tool: 'search', args: { q }, result: 'No results found for this query.' })));
-    expect(run.fates).toEqual(['ran', 'ran', 'ran', 'ran', 'ran', 'ran', 'blocked']);
-    expect(run.events.map((e) => `${e.phase}:${e.action}:${e.detection.rule}`)).toEqual([
-      'after:allowed:same_result',
-      'after:stopped:same_result',
-      'before:blocked:same_result',
-    ]);
-    expect(run.events[2]?.alreadyStopped).toBe(true);
-    expect(run.guard.signal.aborted).toBe(true);
-    expect(run.guard.signal.reason).toBeInstanceOf(ToolLoopError);
+    expect(run.fates).toEqual(['ran', 'ran', 'ran', 'ran', 'ran', 'ran', 'ran']);
+    expect(run.events.map((e) => `${e.phase}:${e.action}:${e.detection.rule}:${e.detection.level}`)).toEqual(['after:allowed:same_result:warning']);
+    expect(run.guard.signal.aborted).toBe(false);
   });
 
   it('one tool failing with the same error class over changing arguments', async () => {

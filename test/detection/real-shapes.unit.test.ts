@@ -52,8 +52,8 @@ describe('fix → verify whose verification keeps failing the same way', () => {
     const run = runAgent(times(8, (i) => [edit(i), failingTest('ValueError: bad literal for int() with base 10')]).flat());
     const d = run.detections.filter((x) => x.toolName === 'pytest');
     expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
-      [8, 'warning', 'repeated_failure'],
-      [12, 'critical', 'repeated_failure'],
+      [8, 'warning', 'failing_recheck'],
+      [12, 'critical', 'failing_recheck'],
     ]);
   });
 
@@ -67,8 +67,8 @@ describe('fix → verify whose verification keeps failing the same way', () => {
     const run = runAgent(times(9, (i) => [edit(i), { tool: 'run_tests', args: { target: 'all' }, result: '1 failed, 41 passed: test_parse' }]).flat());
     const d = run.detections.filter((x) => x.toolName === 'run_tests');
     expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
-      [10, 'warning', 'identical_calls'],
-      [14, 'critical', 'identical_calls'],
+      [10, 'warning', 'recheck'],
+      [14, 'critical', 'recheck'],
     ]);
   });
 

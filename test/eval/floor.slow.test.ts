@@ -6,45 +6,28 @@ import { loadLabels } from '../../scripts/eval/labels.js';
 import { loadRealCorpora, loadSyntheticCorpus } from '../../scripts/eval/runs.js';
 
 /**
- * The floor loopwatch must hold on real runs and on the synthetic fixtures: no critical detection
- * on a run labelled honest, every run labelled a loop caught (at least a warning). The scores
- * themselves are printed by `npm run eval`.
+ * The floor loopwatch must hold on real runs and on the synthetic fixtures (issue 27): no critical
+ * detection on a run labelled honest; every run labelled a loop caught (at least a warning) and
+ * stopped by the call that repeats one call and outcome for the 5th time with nothing new between;
+ * as many loops stopped per source as the best anchor; at most 1 % of the honest runs warned,
+ * and no source above 3 %. Rule changes look at the dev split only: the held-out test split is
+ * scored at the end (`LOOPWATCH_SCORE_TEST=1`). The scores themselves are printed by `npm run eval`.
  */
 
 const real: CorpusResult[] = loadRealCorpora().map((c) => evaluateCorpus(c));
 
+const dev = real.filter((r) => r.split !== 'test');
+const test = real.filter((r) => r.split === 'test');
+
 /**
- * Where the first look at the sources added for issue 27 broke the floor (FINDINGS.md, "First
- * look at the MCP sources" and "First look at the BFCL memory and Terminal-Bench sources"): listed,
- * not hidden, so that the floor holds everywhere else and a rule change that fixes (or adds) a
- * break shows here. Issue 27 is done when this list is empty.
+ * Where the first look at the sources added for issue 27 broke the floor on their held-out test
+ * splits (FINDINGS.md, "First look at the MCP sources" and "First look at the BFCL memory and
+ * Terminal-Bench sources"): listed, not hidden, and scored at the end only (the dev splits' breaks
+ * are fixed: the dev floor below holds). Issue 27 is done when this list is empty.
  */
-const FIRST_LOOK_BREAKS = [
-  'toolathlon [dev] deepseek-v3.2-exp/interview-report: honest run stopped',
+const FIRST_LOOK_TEST_BREAKS = [
   'toolathlon [test] claude-4.5-sonnet/k8s-redis-helm-upgrade: honest run stopped',
   'toolathlon [test] deepseek-v3.2-exp/reimbursement-form-filler: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_3-customer-3: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_6-customer-6: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_22-student-0: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_23-student-1: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_27-student-5: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_29-student-7: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_kv_prereq_31-student-9: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_0-customer-0: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_3-customer-3: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_10-healthcare-0: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_14-healthcare-4: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_23-student-1: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_vector_prereq_0-customer-0: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_vector_prereq_5-customer-5: loop not caught',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_vector_prereq_10-healthcare-0: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_vector_prereq_26-student-4: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-4B-Instruct-2507/memory_vector_prereq_28-student-6: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-8B/memory_rec_sum_prereq_14-healthcare-4: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-8B/memory_rec_sum_prereq_23-student-1: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-8B/memory_rec_sum_prereq_24-student-2: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-8B/memory_rec_sum_prereq_36-notetaker-4: honest run stopped',
-  'bfcl-memory-qwen3 [dev] Qwen3-8B/memory_vector_prereq_1-customer-1: honest run stopped',
   'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_kv_prereq_11-healthcare-1: honest run stopped',
   'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_kv_prereq_13-healthcare-3: honest run stopped',
   'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_kv_prereq_16-finance-1: loop not caught',
@@ -101,11 +84,23 @@ describe('the floor', () => {
     expect(floorFailures([synthetic])).toEqual([]);
   });
 
-  it('holds on the real corpus: no critical on an honest run, every loop caught', () => {
-    const breaks = floorFailures(real).map((f) => `${f.corpus} ${f.runId}: ${f.problem}`);
-    expect(breaks).toEqual(FIRST_LOOK_BREAKS);
+  it('holds on the dev split of the real corpus: no honest run stopped, every loop caught and stopped by its 5th repeat, no source behind its best anchor', () => {
+    expect(floorFailures(dev).map((f) => `${f.corpus} ${f.runId}: ${f.problem}: ${f.detail}`)).toEqual([]);
   });
 
+  it('warns at most 1 % of the honest runs of the dev split, and no source above 3 %', () => {
+    const lw = dev.map((r) => ({ name: r.corpus, s: r.scores.find((x) => x.detector === LOOPWATCH) }));
+    const honest = lw.reduce((n, x) => n + (x.s?.honest ?? 0), 0);
+    const warned = lw.reduce((n, x) => n + (x.s?.honestWarned ?? 0), 0);
+    expect(warned / honest).toBeLessThanOrEqual(0.01);
+    for (const x of lw) {
+      expect(x.s?.honestWarned ?? 0, x.name).toBeLessThanOrEqual(Math.floor(0.03 * (x.s?.honest ?? 0)));
+    }
+  });
+
+  it.skipIf(process.env.LOOPWATCH_SCORE_TEST !== '1')('holds on the held-out test split as far as the first look let it (scored at the end)', () => {
+    expect(floorFailures(test).map((f) => `${f.corpus} ${f.runId}: ${f.problem}`)).toEqual(FIRST_LOOK_TEST_BREAKS);
+  });
 });
 
 describe('npm run eval', () => {

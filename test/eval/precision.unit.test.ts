@@ -62,12 +62,13 @@ describe('the fingerprint precision census', () => {
   });
 
   it('tells whitespace in text from volatile values, and decides nothing when the calls differ anyway', () => {
+    // arguments that differ in wording only: a target (an id, a path) is part of the result's identity
     const c = precisionCensus(
       corpusOf([
-        { tool: 'run_tests', args: '{"path":"a"}', result: 'Ran 6 tests in 0.001s\n\nOK' },
-        { tool: 'run_tests', args: '{"path":"b"}', result: 'Ran 6 tests in 0.066s\n\nOK' },
-        { tool: 'view', args: '{"path":"a"}', result: 'def f():\n    return 1' },
-        { tool: 'view', args: '{"path":"b"}', result: 'def f():\n        return 1' },
+        { tool: 'run_tests', args: '{"q":"all tests"}', result: 'Ran 6 tests in 0.001s\n\nOK' },
+        { tool: 'run_tests', args: '{"q":"every test"}', result: 'Ran 6 tests in 0.066s\n\nOK' },
+        { tool: 'view', args: '{"q":"the parser"}', result: 'def f():\n    return 1' },
+        { tool: 'view', args: '{"q":"the lexer"}', result: 'def f():\n        return 1' },
       ]),
     );
     expect(c.resultClasses).toBe(2);
@@ -81,8 +82,8 @@ describe('the fingerprint precision census', () => {
   it('leaves merged results that inform nothing as they are, and counts them', () => {
     const c = precisionCensus(
       corpusOf([
-        { tool: 'save', args: '{"id":1}', result: '{"status":"ok"}' },
-        { tool: 'save', args: '{"id":2}', result: '{ "status": "ok" }' },
+        { tool: 'save', args: '{"note":"first try"}', result: '{"status":"ok"}' },
+        { tool: 'save', args: '{"note":"second try"}', result: '{ "status": "ok" }' },
       ]),
     );
     expect(c.resultClasses).toBe(1);

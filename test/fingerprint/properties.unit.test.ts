@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fingerprint, NOTE_MALFORMED_JSON, volatileKeySet, type FingerprintOptions } from '../../src/fingerprint/canonical.js';
+import { similarWording } from '../../src/fingerprint/wording.js';
 import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, mayHoldVolatile, normalizeKey, resultTextPattern, toUnits } from '../../src/fingerprint/volatile.js';
 
 const argumentKeys = volatileKeySet(DEFAULT_VOLATILE_ARGUMENT_KEYS);
@@ -75,6 +76,72 @@ describe('fingerprint properties', () => {
       }),
       { numRuns: 400 },
     );
+  });
+
+  it("find an argument's targets whatever its key order, layout or form (JSON text or structure)", () => {
+    fc.assert(
+      fc.property(anyContainer, fc.integer(), (v, seed) => {
+        const rnd = seeded(seed);
+        const t = fingerprint(v, ARGS).targets;
+        expect(fingerprint(JSON.stringify(v), ARGS).targets).toBe(t);
+        expect(fingerprint(reformat(v, rnd), ARGS).targets).toBe(t);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('take a value without whitespace (an id, a path, a number) as a target, and wording never', () => {
+    const token = fc.stringMatching(/^[A-Za-z0-9_./:-]{1,24}$/);
+    const words = fc.array(fc.stringMatching(/^[a-z]{1,8}$/), { minLength: 2, maxLength: 5 }).map((w) => w.join(' '));
+    fc.assert(
+      fc.property(token, token, words, words, (a, b, q1, q2) => {
+        // wording alone: no targets, whatever it says
+        expect(fingerprint({ q: q1 }, ARGS).targets).toBeUndefined();
+        // the same target, reworded: the same targets
+        expect(fingerprint({ id: a, q: q1 }, ARGS).targets).toBe(fingerprint({ id: a, q: q2 }, ARGS).targets);
+        // another target: other targets
+        if (a !== b) expect(fingerprint({ id: a, q: q1 }, ARGS).targets).not.toBe(fingerprint({ id: b, q: q1 }, ARGS).targets);
+      }),
+      { numRuns: 400 },
+    );
+    // results have none: a call's targets are what its arguments name
+    expect(fingerprint({ id: 'blk_1' }, RESULT).targets).toBeUndefined();
+  });
+
+  it("find a generic tool's action in its top-level members, whatever the form; wording and nested members are no action", () => {
+    const action = (v: unknown): number | undefined => fingerprint(v, ARGS).action;
+    const a = action({ server_name: 'github', tool_name: 'create_issue', params: { title: 'x y' } });
+    expect(a).toBeDefined();
+    expect(action('{"params":{"title":"z"},"tool_name":"create_issue","server_name":"github"}')).toBe(a);
+    expect(action({ server_name: 'github', tool_name: 'list_issues', params: {} })).not.toBe(a);
+    expect(action({ command: 'grep -rn foo src' })).toBeUndefined();
+    expect(action({ params: { tool_name: 'create_issue' } })).toBeUndefined();
+    expect(fingerprint({ tool_name: 'create_issue' }, RESULT).action).toBeUndefined();
+  });
+
+  it('sketch the wording of arguments: one request reworded agrees, different content does not, case and form aside', () => {
+    const wording = (v: unknown): number => fingerprint(v, ARGS).wording ?? Number.NaN;
+    const a = wording({ q: 'refund policy for damaged items in the spring sale' });
+    expect(wording('{"q":"Refund policy for damaged items in the spring sale"}')).toBe(a);
+    expect(similarWording(a, wording({ q: 'the refund policy for damaged items of the spring sale' }))).toBe(true);
+    expect(similarWording(a, wording({ q: 'shipping times to Seattle for kitchen appliances and grinders' }))).toBe(false);
+    // keys are not words of the request, and results are not sketched
+    expect(fingerprint({ refund: 1, policy: 2 }, ARGS).wording).toBeUndefined();
+    expect(fingerprint('refund policy', RESULT).wording).toBeUndefined();
+    // over many draws, rewordings that share most words agree and unrelated texts do not
+    const words = fc.array(fc.stringMatching(/^[a-z]{3,9}$/), { minLength: 12, maxLength: 30 });
+    let agreed = 0;
+    let apart = 0;
+    fc.assert(
+      fc.property(words, words, (mine, other) => {
+        const reworded = [...mine.slice(1), 'please', 'again'];
+        if (similarWording(wording({ t: mine.join(' ') }), wording({ t: reworded.join(' ') }))) agreed++;
+        if (similarWording(wording({ t: mine.join(' ') }), wording({ t: other.join(' ') }))) apart++;
+      }),
+      { numRuns: 300, seed: 11 },
+    );
+    expect(agreed).toBeGreaterThan(270);
+    expect(apart).toBeLessThan(15);
   });
 
   it('differ for values that differ as data', () => {

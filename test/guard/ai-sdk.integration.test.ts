@@ -168,7 +168,7 @@ describe('guarded AI SDK tools (ai v6, MockLanguageModelV3)', () => {
     expect(executed).toHaveLength(2); // each call recorded once: the hint comes at the 3rd, not earlier
   });
 
-  it('a new user message is a new turn: the guard resets by itself (newTurn: auto)', async () => {
+  it('a user message that says something new is a new turn, by itself (newTurn: auto); the same words again are not', async () => {
     const executed: string[] = [];
     const guard = new ToolLoopGuard();
     const tools = guard.wrapTools(searchTools(executed));
@@ -188,13 +188,25 @@ describe('guarded AI SDK tools (ai v6, MockLanguageModelV3)', () => {
     await generateText({ model: twoSearchesThenAnswer(), messages: history(), tools: rebuiltTools, stopWhen: stepCountIs(10) });
     const sameTurn = await generateText({ model: twoSearchesThenAnswer(), messages: history(), tools: rebuiltTools, stopWhen: stepCountIs(10) });
     expect(isLoopHint(sameTurn.steps[0]?.toolResults[0]?.output)).toBe(true);
-    const nextTurn = await generateText({
+    // the user saying the same words again adds nothing: the loop goes on, and the search is refused
+    const sameWords = await generateText({
       model: twoSearchesThenAnswer(),
       messages: [...history(), { role: 'assistant', content: 'not found' }, { role: 'user', content: 'Where is order 1234?' }],
       tools: rebuiltTools,
       stopWhen: stepCountIs(10),
     });
-    expect(isLoopHint(nextTurn.steps[0]?.toolResults[0]?.output)).toBe(false); // one more user message: a new turn
+    expect(sameWords.steps[0]?.toolResults).toEqual([]);
+    expect(rebuilt.recentCalls().at(-1)?.status).toBe('blocked');
+    // something new: a new turn, the search runs again
+    const executedAgain: string[] = [];
+    const fresh = rebuilt.wrapTools(searchTools(executedAgain));
+    await generateText({
+      model: twoSearchesThenAnswer(),
+      messages: [...history(), { role: 'assistant', content: 'not found' }, { role: 'user', content: 'It was placed yesterday, please look again.' }],
+      tools: fresh,
+      stopWhen: stepCountIs(10),
+    });
+    expect(executedAgain).toHaveLength(2);
 
     // with newTurn: 'manual' and no reset(), the second turn's first search continues the first turn's loop
     const manual = new ToolLoopGuard();

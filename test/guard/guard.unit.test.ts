@@ -132,6 +132,26 @@ describe('check / run', () => {
     expect(await s.call()).toBe(answer);
   });
 
+  it('userMessage(): something new starts a new turn (the stop is gone, calls are remembered); the same words again change nothing', async () => {
+    const guard = new ToolLoopGuard({ action: 'abort' });
+    const s = searcher(guard);
+    guard.userMessage('Where is my order?');
+    for (let i = 0; i < 4; i++) await s.call();
+    await expect(s.call()).rejects.toBeInstanceOf(ToolLoopError);
+    guard.userMessage('  where is my ORDER? ');
+    expect(guard.stopped).toBeDefined();
+    await expect(s.call()).rejects.toBeInstanceOf(ToolLoopError);
+    const oldSignal = guard.signal;
+    guard.userMessage('Please check again, it should have shipped today.');
+    expect(guard.stopped).toBeUndefined();
+    expect(guard.signal).not.toBe(oldSignal);
+    // a re-check the user asked for runs; the calls before it are remembered, not counted against it
+    expect(await s.call()).toBe(answer);
+    expect(guard.recentCalls()).toHaveLength(1);
+    for (let i = 0; i < 3; i++) await s.call();
+    await expect(s.call()).rejects.toBeInstanceOf(ToolLoopError);
+  });
+
   it('parallel duplicates in one step are one strike', async () => {
     const guard = new ToolLoopGuard();
     const s = searcher(guard);

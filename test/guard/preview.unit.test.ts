@@ -33,7 +33,7 @@ function withPreviews(engine: LoopEngine, log: Array<{ preview: LoopDetection[];
     const t = create(id);
     const record = t.record.bind(t);
     t.record = (call: ToolCall, batchComplete?: boolean) => {
-      t.preview({ ...call, outcome: { ok: false, errorClass: 12345, unknownTool: true } }, !batchComplete);
+      t.preview({ ...call, outcome: { ok: false, errorClass: 12345, failureHash: 12345, unknownTool: true } }, !batchComplete);
       t.preview({ ...call, toolName: 'another', batch: 'elsewhere' }, true);
       const preview = t.preview(call, batchComplete);
       const recorded = record(call, batchComplete);

@@ -43,7 +43,7 @@ describe('loopwatch mcp with the official Python MCP SDK client', { timeout: 120
     expect(calls.map((c) => c.isError)).toEqual([true, true, true, true, true, false]);
     expect(calls[0]?.text).toContain('ENOENT');
     expect(calls[1]?.text).toContain('ENOENT');
-    expect(calls[2]?.text).toMatch(/^\[loopwatch\] This call was not run: 'read_text_file' already failed twice with these exact arguments\./);
+    expect(calls[2]?.text).toMatch(/^\[loopwatch\] This call was not run: 'read_text_file' already failed twice with these exact arguments and the same error\./);
     expect(calls[3]?.text).toMatch(/^\[loopwatch\] This call was refused and not run:/);
     expect(calls[4]?.text).toBe(calls[3]?.text);
     expect(calls[5]?.text).toContain(files);

@@ -59,7 +59,7 @@ describe('loopwatch mcp over stdio, with the official TypeScript SDK client', { 
     expect(results.map((r) => r.isError)).toEqual([true, true, true, true]);
     expect(texts[0]).toContain('ENOENT');
     expect(texts[1]).toContain('ENOENT');
-    expect(texts[2]).toMatch(/^\[loopwatch\] This call was not run: 'read_text_file' already failed twice with these exact arguments\. .*If you make this call again, it will be refused for the rest of this run\.$/);
+    expect(texts[2]).toMatch(/^\[loopwatch\] This call was not run: 'read_text_file' already failed twice with these exact arguments and the same error\. .*If you make this call again, it will be refused for the rest of this run\.$/);
     expect(texts[3]).toMatch(/^\[loopwatch\] This call was refused and not run: .*tell the user/);
     expect(resultText(again)).toBe(texts[3]);
     expect(listing.isError).toBeFalsy();

@@ -215,3 +215,36 @@ describe('trace replay bounded in bytes (serve, issue 28)', () => {
     expect(r.retainedBytes).toBe(0);
   });
 });
+
+describe('trace replay: what the user says', () => {
+  // each model call's input holds the whole conversation so far, as the gen_ai conventions record it
+  const withUser = (label: string, says: (i: number) => string): OtlpSpan[] =>
+    agentTrace({
+      label,
+      steps: Array.from({ length: 6 }, () => ({ tool: 'get_order', args: { id: 'W-12' }, result: { status: 'processing' } })),
+      model: (i) => ({
+        name: 'chat mock-model',
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.input.messages': JSON.stringify(Array.from({ length: i + 1 }, (_, k) => ({ role: 'user', parts: [{ type: 'text', content: says(k) }] }))),
+        },
+      }),
+    });
+
+  it('a re-check the user asked for before each call is no loop', () => {
+    const { r, done } = replayer();
+    feed(r, withUser('rechecks', (k) => `Please check order W-12 again (${k + 1}), I was told it shipped.`));
+    r.finish();
+    expect(done[0]?.detections).toEqual([]);
+  });
+
+  it('the user saying the same thing before each call adds nothing: a loop, stopped at the 5th', () => {
+    const { r, done } = replayer();
+    feed(r, withUser('same-words', () => 'Please check my order.'));
+    r.finish();
+    expect(done[0]?.detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([
+      ['identical_calls', 'warning', 3],
+      ['identical_calls', 'critical', 5],
+    ]);
+  });
+});

@@ -1,6 +1,7 @@
 import { LoopEngine } from '../../src/detector/engine.js';
 import type { LoopwatchConfig } from '../../src/detector/config/index.js';
 import { buildToolCall } from '../../src/detector/tool-call.js';
+import { userMessageHash } from '../../src/detector/user-message.js';
 import type { LoopDetection } from '../../src/detector/types.js';
 
 /** One scripted tool call. Times are relative: `idleMs` is the model's think time before it. */
@@ -15,8 +16,13 @@ export interface Step {
   readonly agent?: string;
 }
 
-/** A step is one call, or several calls made in parallel (one batch). */
-export type ScriptItem = Step | readonly Step[];
+/** What the user says between the agent's calls (the engine hears it before the next call). */
+export interface UserSays {
+  readonly user: string;
+}
+
+/** A step is one call, several calls made in parallel (one batch), or a user message. */
+export type ScriptItem = Step | readonly Step[] | UserSays;
 
 export interface RunResult {
   readonly detections: LoopDetection[];
@@ -41,6 +47,11 @@ export function runAgent(script: readonly ScriptItem[], config: LoopwatchConfig 
   let index = 0;
   const ends = new Map<number, number>();
   script.forEach((item, stepNo) => {
+    if ('user' in item) {
+      const content = userMessageHash(item.user);
+      if (content !== undefined) trace.userMessage(content);
+      return;
+    }
     const batch: readonly Step[] = Array.isArray(item) ? (item as readonly Step[]) : [item as Step];
     const start = clock + (batch[0]?.idleMs ?? 1_000);
     let end = start;

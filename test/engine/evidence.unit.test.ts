@@ -1,0 +1,231 @@
+/**
+ * The evidence principle (docs/how-it-decides.md): a critical needs proof that the agent got no
+ * new information, the same call with the same outcome; a failure's outcome is what it said, and a
+ * result's identity includes the targets its call's arguments name. Weaker evidence warns.
+ */
+import { describe, expect, it } from 'vitest';
+import { EVIDENCE_KINDS, RULES } from '../../src/detector/rules.js';
+import { runAgent, times, type ScriptItem, type Step } from '../support/agent-run.js';
+
+const rules = (run: ReturnType<typeof runAgent>): string[] => run.detections.map((d) => `${d.callIndex}:${d.rule}:${d.level}`);
+
+describe('the registry states what each rule rests on', () => {
+  it('gives every rule a kind of evidence, and a default stop to a weaker kind only where the corpus showed it safe', () => {
+    for (const rule of RULES) {
+      expect(EVIDENCE_KINDS, rule.name).toContain(rule.evidenceKind);
+      if (rule.evidenceKind !== 'nothing-new' && Number.isFinite(rule.defaults.critical)) expect(rule.stopShownSafe, rule.name).toMatch(/corpus/);
+    }
+  });
+});
+
+describe('a failure is what it said, not only its class', () => {
+  const edit = (i: number): Step => ({ tool: 'bash', args: { command: `sed -i 's/v${i}/v${i + 1}/' src/parse.py` }, result: '' });
+  // a shell tool reports a non-zero exit as a failure with no class: the output is the message
+  const pytest = (output: string): Step => ({ tool: 'bash', args: { command: 'pytest tests/test_parse.py' }, error: { message: output } });
+
+  it('pytest whose output moves between edits (2 failed, 1 failed, another test failing) is not stopped', () => {
+    const outputs = [
+      '2 failed, 5 passed in 0.41s\nFAILED tests/test_parse.py::test_empty\nFAILED tests/test_parse.py::test_nested',
+      '2 failed, 5 passed in 0.38s\nFAILED tests/test_parse.py::test_empty\nFAILED tests/test_parse.py::test_nested',
+      '1 failed, 6 passed in 0.35s\nFAILED tests/test_parse.py::test_nested',
+      '1 failed, 6 passed in 0.36s\nFAILED tests/test_parse.py::test_nested',
+      '1 failed, 6 passed in 0.33s\nFAILED tests/test_parse.py::test_unicode',
+      '1 failed, 6 passed in 0.31s\nFAILED tests/test_parse.py::test_unicode',
+      '1 failed, 6 passed in 0.39s\nFAILED tests/test_parse.py::test_escape',
+      '1 failed, 6 passed in 0.32s\nFAILED tests/test_parse.py::test_escape',
+    ];
+    const run = runAgent(outputs.flatMap((o, i) => [edit(i), pytest(o)]));
+    expect(run.first('critical')).toBeUndefined();
+    expect(rules(run)).toEqual([]);
+  });
+
+  it('the same test failing the same way after every edit is still found (durations are noise)', () => {
+    const run = runAgent(times(8, (i) => [edit(i), pytest(`1 failed, 6 passed in 0.${30 + i}s\nFAILED tests/test_parse.py::test_nested`)]).flat());
+    const d = run.detections.filter((x) => x.toolName === 'bash');
+    expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
+      [8, 'warning', 'failing_recheck'],
+      [12, 'critical', 'failing_recheck'],
+    ]);
+  });
+
+  it('the same malformed call failing the same way is stopped by the 5th', () => {
+    const malformed: Step = { tool: 'str_replace_editor', args: { command: 'create', file_text: 'x = 1' }, error: { message: "Parameter 'path' is required for command: create" } };
+    const run = runAgent(times(6, malformed));
+    expect(run.detections.find((d) => d.level === 'critical')).toMatchObject({ rule: 'repeated_failure', callIndex: 5, count: 5 });
+  });
+
+  it('the same call failing in a row while its message changes is warned, a weaker evidence', () => {
+    const messages = ['connection reset by peer', 'socket hang up', 'upstream unavailable', 'bad gateway'];
+    const run = runAgent(messages.map((m) => ({ tool: 'deploy', args: { env: 'prod' }, error: { message: m } })));
+    expect(rules(run)).toEqual(['3:changing_failure:warning']);
+  });
+});
+
+describe('a target is not noise', () => {
+  const uuid = (i: number): string => `5983378${i}-2cf9-4fdf-8782-e53db20768a${i}`;
+  // what a Notion MCP server answers: the block, its id, its edit time
+  const confirmation = (id: string, i: number): string =>
+    JSON.stringify({ object: 'block', id, type: 'paragraph', last_edited_time: `2026-11-21T10:0${i}:00.000Z`, paragraph: { rich_text: [{ plain_text: 'Status: done' }] } });
+
+  it('six updates of six different blocks, confirmations alike but for the id, are six pieces of work', () => {
+    const run = runAgent(times(6, (i) => ({ tool: 'notion_update_block', args: { block_id: uuid(i), content: 'Status: done' }, result: confirmation(uuid(i), i) })));
+    expect(run.detections).toEqual([]);
+  });
+
+  it('deleting six different records, each answered "1 deleted", is a batch, not a paraphrase', () => {
+    const run = runAgent(times(6, (i) => ({ tool: 'db_delete', args: { table: 'orders', key: 1000 + i }, result: { deleted: 1 } })));
+    expect(run.detections).toEqual([]);
+  });
+
+  it('rewording one question, the same answer each time, is still no progress', () => {
+    const queries = ['refund policy for damaged items', 'damaged items refund policy', 'the refund policy for damaged items', 'refund policy damaged items', 'policy for refund of damaged items', 'damaged items: refund policy'];
+    const run = runAgent(queries.map((q) => ({ tool: 'kb_search', args: { query: q, space: 'SUPPORT' }, result: 'Refunds within 30 days of delivery.' })));
+    expect(run.detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([['same_result', 'warning', 5]]);
+  });
+
+  it('the same update of the same block, the same answer, five times, is stopped at the 5th', () => {
+    const run = runAgent(times(6, () => ({ tool: 'notion_update_block', args: { block_id: uuid(1), content: 'Status: done' }, result: confirmation(uuid(1), 1) })));
+    expect(run.first('critical')).toBe(5);
+  });
+});
+
+describe('a rewording is not new content', () => {
+  const facts = [
+    'Michael is 35, lives in Seattle and works as a freelance graphic designer who likes sleek tools.',
+    'He wants an espresso machine that gives a cafe-like result without barista training.',
+    'Budget matters: he asks about discounts, bundles and seasonal promotions on grinders.',
+    'Shipping to Seattle worries him because his building has no concierge for parcels.',
+    'A friend bought an air fryer from the shop last month and praised the customer service.',
+    'His kitchen counter is narrow, so the machine must fit under low wall cabinets.',
+  ];
+
+  it('different facts written turn after turn, each acknowledged alike, are different work', () => {
+    const run = runAgent(facts.flatMap((text, i) => [{ user: `message ${i}: ${text}` }, { tool: 'memory_append', args: { text }, result: { status: 'Memory appended.' } }]));
+    expect(run.detections).toEqual([]);
+  });
+
+  it('one request reworded turn after turn, the same answer each time, is warned', () => {
+    const summaries = [
+      'The user wants to add travel insurance to an existing booking, which the policy does not allow.',
+      'The user still wants to add travel insurance to the existing booking; the policy does not allow it.',
+      'User again asks to add travel insurance to an existing booking, not allowed by the policy.',
+      'The user insists on adding travel insurance to the existing booking, which policy does not allow.',
+      'Once more the user wants travel insurance added to an existing booking; the policy does not allow it.',
+    ];
+    const run = runAgent(summaries.flatMap((summary, i) => [{ user: `please, attempt ${i}` }, { tool: 'transfer_to_human_agents', args: { summary }, result: 'Transfer successful' }]));
+    expect(run.detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([['same_result', 'warning', 5]]);
+  });
+
+  it('a draft that only grows, refused the same way lap after lap between other calls, is found', () => {
+    const base = 'Riur Nxkglre, 35, enjoys hiking and photography, prefers window seats and vegetarian meals';
+    const script: ScriptItem[] = [];
+    for (let lap = 0; lap < 8; lap++) {
+      const text = `${base}${', and more'.repeat(lap)} (lap ${lap})`;
+      script.push({ tool: 'memory_search', args: { query: `profile details ${lap}` }, result: { hits: [{ id: 0, score: 0.5 + lap / 100 }] } });
+      script.push({ tool: 'memory_update', args: { id: 0, text }, result: { error: 'Entry length exceeds maximum length of 300 characters.' } });
+      script.push({ tool: 'archive_add', args: { text }, result: { id: 40 + lap } });
+    }
+    expect(runAgent(script).detections.find((d) => d.toolName === 'memory_update')).toMatchObject({ rule: 'same_result', level: 'warning' });
+  });
+
+  describe('a text cut shorter after the same refusal acts on it', () => {
+    const words = 'Riur Nxkglre is 35, enjoys hiking and photography, prefers window seats, vegetarian meals and quiet hotels near the old town'.split(' ');
+    const refused = { error: 'Entry length exceeds maximum length of 300 characters.' };
+    const drafts = (lengths: readonly number[]): ScriptItem[] => lengths.map((n) => ({ tool: 'memory_update', args: { id: 12, text: words.slice(0, n).join(' ') }, result: refused }));
+
+    it('trimmed draft after draft toward the limit: not warned', () => {
+      expect(runAgent(drafts([20, 19, 18, 17, 16, 15, 14, 13])).detections).toEqual([]);
+    });
+
+    it('a draft that goes back to a longer one is a rewording again, and is warned', () => {
+      const run = runAgent(drafts([16, 15, 17, 14, 18, 13, 19, 12]));
+      expect(run.detections.map((d) => [d.rule, d.level])).toContainEqual(['same_result', 'warning']);
+      expect(run.detections.every((d) => d.level === 'warning')).toBe(true);
+    });
+  });
+});
+
+describe('time alone tells nothing new', () => {
+  it('the identical call and answer five times, minutes apart, is stopped at the 5th; four stay quiet', () => {
+    const check: Step = { tool: 'get_deployment', args: { id: 'prod' }, result: 'rolling out 2/5 replicas', idleMs: 5 * 60_000 };
+    expect(runAgent(times(4, check)).detections).toEqual([]);
+    expect(runAgent(times(5, check)).detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([['identical_calls', 'critical', 5]]);
+  });
+});
+
+describe('a generic tool is as many tools as the actions it runs', () => {
+  // an MCP router: one tool, the server and the tool to run in its arguments
+  const call = (tool: string, params: unknown, error: string): Step => ({ tool: 'execute-tool', args: { server_name: 'text-editor', tool_name: tool, params }, error: { message: error } });
+
+  it('different inner tools failing with one error class do not add up', () => {
+    const run = runAgent([
+      call('edit_text_file_contents', { files: [{ path: '/a.ts' }] }, "Input validation error: 'file_hash' is a required property"),
+      call('get_text_file_contents', { files: [{ path: '/a.ts' }] }, "Input validation error: 'file_path' is a required property"),
+      call('get_text_file_contents', { files: [{ file_path: '/a.ts' }] }, "Input validation error: 'ranges' is a required property"),
+      call('edit_text_file_contents', { files: [{ path: '/a.ts', hash: 'x' }] }, "Input validation error: 'contents' is a required property"),
+      call('write_file', { path: '/a.ts' }, "Input validation error: 'content' is a required property"),
+    ]);
+    expect(run.detections).toEqual([]);
+  });
+
+  it('one inner tool failing the same way over changing arguments is still found', () => {
+    const run = runAgent(times(5, (i) => call('edit_text_file_contents', { files: [{ path: `/a${i}.ts` }] }, "Input validation error: 'file_hash' is a required property")));
+    expect(run.detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([['error_class', 'warning', 4]]);
+  });
+});
+
+describe('loops that stay stuck are stopped', () => {
+  const ls: Step = { tool: 'bash', args: { command: 'ls /workspace/output' }, result: '[]' };
+
+  it('ls answering [] sixteen times is stopped at the 5th', () => {
+    const run = runAgent(times(16, ls));
+    expect(run.detections.find((d) => d.level === 'critical')).toMatchObject({ rule: 'identical_calls', callIndex: 5, count: 5 });
+  });
+
+  it('with only other repeats between (a cat of a file that did not change), still stopped by the 5th ls', () => {
+    const cat: Step = { tool: 'bash', args: { command: 'cat /workspace/task.md' }, result: 'Write the report to /workspace/output.' };
+    const grep: Step = { tool: 'bash', args: { command: 'grep -r report /workspace' }, result: '/workspace/task.md: Write the report' };
+    // the cat and the grep ran once before the first ls: after that, nothing between the ls calls is new
+    const script: ScriptItem[] = [cat, grep, ls, cat, ls, grep, cat, ls, grep, ls, cat, grep, ls, cat, ls];
+    const run = runAgent(script);
+    const lsAt = script.map((s, i) => (s === ls ? i + 1 : 0)).filter((i) => i > 0);
+    expect(run.first('critical')).toBeLessThanOrEqual(lsAt[4] as number);
+  });
+
+  it('the identical call with new work between its repetitions warns before it stops', () => {
+    const cat: Step = { tool: 'read_file', args: { path: 'src/app.ts' }, result: 'export const app = 1;' };
+    const script = times(8, (i) => [{ tool: 'write_file', args: { path: `src/part${i}.ts`, text: `export const p${i} = ${i};` }, result: 'ok' }, cat]).flat();
+    const d = runAgent(script).detections.filter((x) => x.toolName === 'read_file');
+    expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
+      [10, 'warning', 'recheck'],
+      [14, 'critical', 'recheck'],
+    ]);
+  });
+});
+
+describe('what the user says is information', () => {
+  const check: Step = { tool: 'get_order', args: { order_id: 'W-1207' }, result: { status: 'processing', eta: '2026-11-24' } };
+
+  it('a re-check the user asked for, round after round, is not a loop', () => {
+    const asks = ['Can you check my order W-1207?', 'Please recheck it now, the shop said it shipped.', 'Could you look again? I got an email.', 'One more check please, it must have moved by now.', 'Please recheck right now.', 'Check once more, I am at the door.'];
+    const run = runAgent(asks.flatMap((user) => [{ user }, check]));
+    expect(run.detections).toEqual([]);
+  });
+
+  it('the same call every turn while the user says nothing new is still a loop, stopped by the 5th', () => {
+    const run = runAgent(times(6, () => [{ user: 'Please try again.' }, check]).flat());
+    expect(run.detections.find((d) => d.level === 'critical')).toMatchObject({ rule: 'identical_calls', callIndex: 5, count: 5 });
+  });
+
+  it('a message heard again (whitespace and case aside, as a model input holding the whole conversation repeats it) adds nothing', () => {
+    const script: ScriptItem[] = [{ user: 'Where is my order W-1207?' }, check];
+    for (let i = 0; i < 5; i++) script.push({ user: 'Where is my order W-1207?' }, { user: ' where is my  order W-1207? ' }, check);
+    expect(runAgent(script).first('critical')).toBe(5);
+  });
+
+  it('a loop across the user\'s new messages is warned, never stopped: the same answer to reworded calls', () => {
+    const turns = times(6, (i) => [{ user: `I still need help with the insurance, attempt ${i + 1}.` }, { tool: 'transfer_to_human', args: { summary: `user asks about insurance again (${i + 1})` }, result: 'Transfer successful' }]).flat();
+    const run = runAgent(turns);
+    expect(run.detections.map((d) => [d.rule, d.level])).toEqual([['same_result', 'warning']]);
+  });
+});
