@@ -6,8 +6,6 @@ import { isBlank, joinParts, LineSplitter, looksLikeJson } from './framing.js';
 import { MalformedReport } from './malformed.js';
 import { clientMessageMatters, parseJson } from './messages.js';
 
-const NEWLINE = Buffer.from('\n');
-
 export interface StdioProxyOptions {
   readonly command: string;
   readonly args: readonly string[];
@@ -73,7 +71,7 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     }
   };
 
-  const onClientLine = (parts: readonly Buffer[], bytes: number, terminated: boolean): void => {
+  const onClientLine = (parts: readonly Buffer[], bytes: number): void => {
     const line = joinParts(parts, bytes);
     if (!isBlank(parts)) {
       if (!looksLikeJson(parts)) malformed.note('client', 'not a JSON object');
@@ -89,9 +87,7 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
         }
       }
     }
-    const more = child.stdin.write(line);
-    const drained = terminated ? child.stdin.write(NEWLINE) : more;
-    if (!drained) {
+    if (!child.stdin.write(line)) {
       o.input.pause();
       child.stdin.once('drain', () => o.input.resume());
     }
@@ -113,9 +109,9 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     }
   };
 
-  o.input.on('data', (chunk: Buffer) => fromClient.push(chunk, (parts, bytes) => onClientLine(parts, bytes, true)));
+  o.input.on('data', (chunk: Buffer) => fromClient.push(chunk, onClientLine));
   o.input.on('end', () => {
-    fromClient.end((parts, bytes) => onClientLine(parts, bytes, false));
+    fromClient.end(onClientLine);
     child.stdin.end();
   });
   // the server may exit before reading all we wrote: that is its exit to report, not an error of ours

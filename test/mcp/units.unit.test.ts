@@ -14,7 +14,7 @@ import { McpTelemetry } from '../../src/mcp/telemetry.js';
 import { apiSpanKind } from '../../src/formats/protobuf/span-view.js';
 
 describe('LineSplitter', () => {
-  it('cuts at newlines across chunks, hands single-chunk lines without copying, keeps \\r, returns an unterminated rest', () => {
+  it('cuts after newlines across chunks, hands single-chunk lines (their newline included) without copying, returns an unterminated rest', () => {
     const s = new LineSplitter();
     const lines: string[] = [];
     const first = Buffer.from('{"a":1}\n{"b"');
@@ -25,7 +25,7 @@ describe('LineSplitter', () => {
     expect(s.partialBytes).toBe(4);
     for (const c of [':2', '}\r\n\n{"c":3}\n', 'tail']) s.push(Buffer.from(c), (parts, bytes) => lines.push(joinParts(parts, bytes).toString()));
     s.end((parts, bytes) => lines.push(`end:${joinParts(parts, bytes).toString()}`));
-    expect(lines).toEqual(['{"a":1}', '{"b":2}\r', '', '{"c":3}', 'end:tail']);
+    expect(lines).toEqual(['{"a":1}\n', '{"b":2}\r\n', '\n', '{"c":3}\n', 'end:tail']);
     expect(isBlank([Buffer.from(' \r')])).toBe(true);
     expect(looksLikeJson([Buffer.from('  '), Buffer.from('[1]')])).toBe(true);
     expect(looksLikeJson([Buffer.from('hello')])).toBe(false);
