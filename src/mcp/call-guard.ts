@@ -89,7 +89,7 @@ export class McpCallGuard {
     return this.pending.size > 0;
   }
 
-  /** A message from the client (parsed); the caller relays it or answers it as told. */
+  /** A message from the client (parsed; a batch's elements one by one: see batch.ts); the caller relays it or answers it as told. */
   fromClient(session: McpSession, msg: unknown): ClientVerdict {
     const request = asRequest(msg);
     if (request) {
@@ -116,8 +116,12 @@ export class McpCallGuard {
     return RELAY;
   }
 
-  /** A message from the server (parsed): the response to an awaited request is read; everything is relayed by the caller. */
+  /** A message or a batch from the server (parsed): the responses to awaited requests are read; everything is relayed by the caller. */
   fromServer(session: McpSession, msg: unknown): void {
+    if (Array.isArray(msg)) {
+      for (const element of msg) this.fromServer(session, element);
+      return;
+    }
     const response = asResponse(msg);
     if (!response) return;
     const key = pendingKey(session, response.id);

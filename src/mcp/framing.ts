@@ -6,7 +6,8 @@
  * copy); `joinParts` makes the one copy a reader needs, only when it reads the message.
  */
 
-const NEWLINE = 0x0a;
+export const NEWLINE = 0x0a;
+export const NEWLINE_BYTES = Buffer.from([NEWLINE]);
 
 /** `parts` belongs to the callee: the splitter keeps no reference to the array or its buffers. */
 export type OnLine = (parts: readonly Buffer[], bytes: number) => void;

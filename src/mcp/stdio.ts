@@ -2,7 +2,8 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import type { ClientVerdict, McpCallGuard, McpSession } from './call-guard.js';
-import { isBlank, joinParts, LineSplitter, looksLikeJson } from './framing.js';
+import { asBatch, judgeBatch } from './batch.js';
+import { isBlank, joinParts, LineSplitter, looksLikeJson, NEWLINE, NEWLINE_BYTES } from './framing.js';
 import { MalformedReport } from './malformed.js';
 import { clientMessageMatters, parseJson } from './messages.js';
 
@@ -31,7 +32,7 @@ export interface StdioProxy {
 /**
  * The stdio proxy: starts the server as a child process and relays newline-delimited JSON-RPC
  * both ways as the bytes that came, except the `tools/call` requests the guard answers itself
- * (those reach the client as a response and never reach the server). The server's output is
+ * (those reach the client as a response and never reach the server; in a batch, see batch.ts). The server's output is
  * written through as it arrives, chunk by chunk, and read beside it only while a request the
  * guard awaits is open; an answer of the guard waits for the end of the server message under
  * way, so messages never interleave. Either side's backpressure holds the other.
@@ -78,7 +79,12 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
       else if (clientMessageMatters(line)) {
         const msg = parseJson(line);
         if (msg === undefined) malformed.note('client', 'not valid JSON');
-        else {
+        else if (Array.isArray(msg)) {
+          const verdict = judgeBatch(line, msg, judged);
+          if (verdict.answers.length > 0) toClient(asBatch(verdict.answers));
+          if (verdict.relay === undefined) return;
+          if (verdict.relay !== line) return toServer(line[line.length - 1] === NEWLINE ? Buffer.concat([verdict.relay, NEWLINE_BYTES]) : verdict.relay);
+        } else {
           const verdict = judged(msg);
           if (!verdict.relay) {
             if (verdict.answer !== undefined) toClient(verdict.answer);
@@ -87,6 +93,10 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
         }
       }
     }
+    toServer(line);
+  };
+
+  const toServer = (line: Buffer): void => {
     if (!child.stdin.write(line)) {
       o.input.pause();
       child.stdin.once('drain', () => o.input.resume());

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultAdapters, findToolAdapter } from '../../src/conventions/index.js';
 import { mcpAdapter } from '../../src/conventions/mcp.js';
 import { LoopEngine } from '../../src/detector/engine.js';
+import { arrayElements, asBatch, judgeBatch } from '../../src/mcp/batch.js';
 import { McpCallGuard, type McpSession } from '../../src/mcp/call-guard.js';
 import { isBlank, joinParts, LineSplitter, looksLikeJson } from '../../src/mcp/framing.js';
 import { SseReader } from '../../src/mcp/sse.js';
@@ -106,7 +107,7 @@ describe('McpCallGuard', () => {
     expect(read(4)).toBe(true);
   });
 
-  it('a JSON-RPC error response is a failure of the call (an unknown tool is hinted at once); other messages and batches pass', () => {
+  it('a JSON-RPC error response is a failure of the call (an unknown tool is hinted at once); other messages pass', () => {
     const g = guard();
     expect(g.fromClient(session, call(1, 'ghost', {})).relay).toBe(true);
     g.fromServer(session, { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Tool ghost not found' } });
@@ -114,7 +115,37 @@ describe('McpCallGuard', () => {
     expect(second.relay).toBe(false);
     expect(!second.relay && second.answer).toContain("'ghost' is not an available tool");
     expect(g.fromClient(session, { jsonrpc: '2.0', id: 9, method: 'resources/list' })).toEqual({ relay: true });
-    expect(g.fromClient(session, [call(10, 'ghost', {})])).toEqual({ relay: true });
+  });
+
+  it('a batch: each element judged as a single message; the relayed ones keep their bytes; responses in a batch are read by id', () => {
+    const g = guard();
+    const judge = (m: unknown) => g.fromClient(session, m);
+    const batch = (msgs: unknown[], text = JSON.stringify(msgs)) => judgeBatch(Buffer.from(text), JSON.parse(text) as unknown[], judge);
+    for (const id of [1, 2]) {
+      const text = ` [ ${JSON.stringify(call(id, 'lookup', { q: 1 }))} ,\n{"jsonrpc":"2.0","id":${id + 10},"method":"ping"}]`;
+      const v = batch([], text);
+      expect(v.relay?.toString()).toBe(text);
+      expect(v.answers).toEqual([]);
+      expect(v.relayedIds).toEqual([id, id + 10]);
+      g.fromServer(session, [failure(id), { jsonrpc: '2.0', id: id + 10, result: {} }]);
+    }
+    expect(g.waiting).toBe(false);
+    const hinted = batch([{ jsonrpc: '2.0', method: 'notifications/progress', params: { note: 'a "]" in a string' } }, call(3, 'lookup', { q: 1 }), call(4, 'other', { q: '[{' })]);
+    expect(hinted.answers).toHaveLength(1);
+    expect(JSON.parse(hinted.answers[0] as string)).toMatchObject({ id: 3, result: { isError: true } });
+    expect(hinted.relay?.toString()).toBe(`[${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { note: 'a "]" in a string' } })},${JSON.stringify(call(4, 'other', { q: '[{' }))}]`);
+    expect(hinted.relayedIds).toEqual([4]);
+    const refused = batch([call(5, 'lookup', { q: 1 })]);
+    expect(refused.relay).toBeUndefined();
+    expect(JSON.parse(asBatch(refused.answers))).toMatchObject([{ id: 5, result: { isError: true, content: [{ text: expect.stringContaining('refused') }] } }]);
+  });
+
+  it('arrayElements: element bytes of a JSON array, strings and nesting respected', () => {
+    const texts = (s: string) => arrayElements(Buffer.from(s))?.map(String);
+    expect(texts('[]')).toEqual([]);
+    expect(texts(' [ ] ')).toEqual([]);
+    expect(texts('[1, "a,]\\"", {"b":[2,3]} ,[4]]')).toEqual(['1', ' "a,]\\""', ' {"b":[2,3]} ', '[4]']);
+    expect(texts('{"a":1}')).toBeUndefined();
   });
 });
 

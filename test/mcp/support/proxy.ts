@@ -11,6 +11,8 @@ export const CLI = join(REPO, 'packages', 'cli', 'dist', 'cli.js');
 export const TEE = join(REPO, 'test', 'mcp', 'support', 'tee.mjs');
 /** The official filesystem server from npm, run from node_modules (no network at test time). */
 export const FILESYSTEM_SERVER = join(REPO, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+/** A minimal server that takes JSON-RPC batches (the SDKs' stdio transports no longer do). */
+export const BATCH_SERVER = join(REPO, 'test', 'mcp', 'support', 'batch-server.mjs');
 export const ORDER_SERVER = ['--import', 'tsx', join(REPO, 'test', 'mcp', 'support', 'order-server.ts')];
 
 export function tempDir(label: string): string {
