@@ -20,6 +20,7 @@ import {
   type JsonRpcId,
   type ToolCallRequest,
 } from './messages.js';
+import { resultForEngine } from './engine-result.js';
 import { Runs, type Run } from './runs.js';
 import { clientTraceId, type McpTelemetry, type McpTransport, type ToolCallSpan } from './telemetry.js';
 
@@ -139,8 +140,10 @@ export class McpCallGuard {
         p.call.failed({ name: 'JsonRpcError', message: response.error.message });
         p.span.end({ kind: 'error', code: response.error.code });
       } else {
-        p.call.succeeded(response.result);
-        p.span.end({ kind: 'result', isError: isCallToolResult(response.result) && response.result.isError === true });
+        const isError = isCallToolResult(response.result) && response.result.isError === true;
+        // a failure is read as its text (its class), a result as its fingerprint: only that one is bounded
+        p.call.succeeded(isError ? response.result : resultForEngine(response.result));
+        p.span.end({ kind: 'result', isError });
       }
     });
   }

@@ -107,10 +107,7 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     if (isBlank(parts)) return;
     if (!looksLikeJson(parts)) return malformed.note('server', 'not a JSON object');
     if (!o.guard.waiting) return;
-    const joined = joinParts(parts, bytes);
-    // the chunks are ours now (see LineSplitter): let them go before the message is parsed
-    (parts as Buffer[]).length = 0;
-    const msg = parseJson(joined);
+    const msg = parseParts(parts, bytes);
     if (msg === undefined) return malformed.note('server', 'not valid JSON');
     try {
       o.guard.fromServer(session, msg);
@@ -160,4 +157,15 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     ended,
     malformed,
   };
+}
+
+/**
+ * A message parsed from its parts. Its chunks (ours: see LineSplitter), joined bytes and text are
+ * let go as soon as they are read, before the guard reads the message: of a huge result, the
+ * proxy then holds the parsed value while the engine reads it, and only garbage besides.
+ */
+function parseParts(parts: readonly Buffer[], bytes: number): unknown {
+  const joined = joinParts(parts, bytes);
+  (parts as Buffer[]).length = 0;
+  return parseJson(joined);
 }

@@ -9,6 +9,8 @@ import { mcpAdapter } from '../../src/conventions/mcp.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { arrayElements, asBatch, judgeBatch } from '../../src/mcp/batch.js';
 import { McpCallGuard, type McpSession } from '../../src/mcp/call-guard.js';
+import { resultForEngine } from '../../src/mcp/engine-result.js';
+import { MAX_JSON_TEXT } from '../../src/fingerprint/canonical.js';
 import { isBlank, joinParts, LineSplitter, looksLikeJson } from '../../src/mcp/framing.js';
 import { SseReader } from '../../src/mcp/sse.js';
 import { McpTelemetry } from '../../src/mcp/telemetry.js';
@@ -146,6 +148,21 @@ describe('McpCallGuard', () => {
     expect(texts(' [ ] ')).toEqual([]);
     expect(texts('[1, "a,]\\"", {"b":[2,3]} ,[4]]')).toEqual(['1', ' "a,]\\""', ' {"b":[2,3]} ', '[4]']);
     expect(texts('{"a":1}')).toBeUndefined();
+  });
+});
+
+describe('resultForEngine', () => {
+  it('leaves results up to the cap as they are (the same object); a longer text is read as its head and a digest of the whole', () => {
+    const small = { content: [{ type: 'text', text: 'x'.repeat(1000) }], structuredContent: { a: [1, 'y'] } };
+    expect(resultForEngine(small)).toBe(small);
+    const head = 'a'.repeat(MAX_JSON_TEXT);
+    const huge = (last: string) => ({ content: [{ type: 'text', text: `${head}${last}` }, { type: 'image', data: 'b' }] });
+    const one = resultForEngine(huge('1')) as { content: [{ text: { head: string; digest: string } }, unknown] };
+    expect(one.content[0].text.head).toBe(head);
+    expect(one.content[1]).toEqual({ type: 'image', data: 'b' });
+    expect(resultForEngine(huge('1'))).toEqual(one);
+    // past the head, a difference is still a difference
+    expect((resultForEngine(huge('2')) as typeof one).content[0].text.digest).not.toBe(one.content[0].text.digest);
   });
 });
 
