@@ -5,7 +5,7 @@ import type { ClientVerdict, McpCallGuard, McpSession } from './call-guard.js';
 import { asBatch, judgeBatch } from './batch.js';
 import { isBlank, joinParts, LineSplitter, looksLikeJson, NEWLINE, NEWLINE_BYTES } from './framing.js';
 import { MalformedReport } from './malformed.js';
-import { clientMessageMatters, parseJson } from './messages.js';
+import { clientMessageMatters, parseJson, serverMessageMayRespond } from './messages.js';
 
 export interface StdioProxyOptions {
   readonly command: string;
@@ -107,6 +107,8 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     if (isBlank(parts)) return;
     if (!looksLikeJson(parts)) return malformed.note('server', 'not a JSON object');
     if (!o.guard.waiting) return;
+    // a progress or log notification during a call is relayed unread (a needle across two chunks is read)
+    if (parts.length === 1 && !serverMessageMayRespond(parts[0] as Buffer)) return;
     const msg = parseParts(parts, bytes);
     if (msg === undefined) return malformed.note('server', 'not valid JSON');
     try {

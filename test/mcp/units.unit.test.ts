@@ -10,6 +10,7 @@ import { LoopEngine } from '../../src/detector/engine.js';
 import { arrayElements, asBatch, judgeBatch } from '../../src/mcp/batch.js';
 import { McpCallGuard, type McpSession } from '../../src/mcp/call-guard.js';
 import { resultForEngine } from '../../src/mcp/engine-result.js';
+import { clientMessageMatters, serverMessageMayRespond } from '../../src/mcp/messages.js';
 import { MAX_JSON_TEXT } from '../../src/fingerprint/canonical.js';
 import { isBlank, joinParts, LineSplitter, looksLikeJson } from '../../src/mcp/framing.js';
 import { SseReader } from '../../src/mcp/sse.js';
@@ -32,6 +33,14 @@ describe('LineSplitter', () => {
     expect(isBlank([Buffer.from(' \r')])).toBe(true);
     expect(looksLikeJson([Buffer.from('  '), Buffer.from('[1]')])).toBe(true);
     expect(looksLikeJson([Buffer.from('hello')])).toBe(false);
+  });
+
+  it('the byte tests before parsing: a client message naming a method the guard reads, a server message that may be a response', () => {
+    expect(clientMessageMatters(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}'))).toBe(true);
+    expect(clientMessageMatters(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{}}'))).toBe(false);
+    expect(serverMessageMayRespond(Buffer.from('[{"jsonrpc":"2.0","id":1,"result":{}}]'))).toBe(true);
+    expect(serverMessageMayRespond(Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}'))).toBe(true);
+    expect(serverMessageMayRespond(Buffer.from('{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":5}}'))).toBe(false);
   });
 });
 
