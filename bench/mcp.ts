@@ -16,6 +16,7 @@ import { bytes, median, quantile, type Figure } from './support/report.js';
  */
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** The CLI measured: this build's, or the one BENCH_MCP_CLI names (another build's, for a before and after). */
 const CLI = process.env.BENCH_MCP_CLI ?? join(ROOT, 'packages', 'cli', 'dist', 'cli.js');
 const SERVER = join(ROOT, 'bench', 'support', 'ndjson-server.mjs');
 export const TARGET_ADDED_P99_MS = 1;

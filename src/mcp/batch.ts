@@ -7,16 +7,7 @@
  */
 import type { ClientVerdict } from './call-guard.js';
 import { isObject } from './messages.js';
-
-const enum Byte {
-  Quote = 0x22,
-  Backslash = 0x5c,
-  Comma = 0x2c,
-  OpenBracket = 0x5b,
-  CloseBracket = 0x5d,
-  OpenBrace = 0x7b,
-  CloseBrace = 0x7d,
-}
+import { Char } from '../fingerprint/chars.js';
 
 /**
  * The bytes of each element of the JSON array in `bytes` (as views, with the whitespace around
@@ -24,7 +15,7 @@ const enum Byte {
  * the text was parsed before, so it is valid JSON.
  */
 export function arrayElements(bytes: Buffer): Buffer[] | undefined {
-  const open = bytes.indexOf(Byte.OpenBracket);
+  const open = bytes.indexOf(Char.OpenBracket);
   if (open === -1) return undefined;
   const elements: Buffer[] = [];
   let depth = 0;
@@ -33,18 +24,18 @@ export function arrayElements(bytes: Buffer): Buffer[] | undefined {
   for (let i = start; i < bytes.length; i++) {
     const c = bytes[i] as number;
     if (inString) {
-      if (c === Byte.Backslash) i++;
-      else if (c === Byte.Quote) inString = false;
+      if (c === Char.Backslash) i++;
+      else if (c === Char.Quote) inString = false;
       continue;
     }
-    if (c === Byte.Quote) inString = true;
-    else if (c === Byte.OpenBracket || c === Byte.OpenBrace) depth++;
-    else if (depth > 0 && (c === Byte.CloseBracket || c === Byte.CloseBrace)) depth--;
-    else if (depth === 0 && (c === Byte.Comma || c === Byte.CloseBracket)) {
+    if (c === Char.Quote) inString = true;
+    else if (c === Char.OpenBracket || c === Char.OpenBrace) depth++;
+    else if (depth > 0 && (c === Char.CloseBracket || c === Char.CloseBrace)) depth--;
+    else if (depth === 0 && (c === Char.Comma || c === Char.CloseBracket)) {
       const element = bytes.subarray(start, i);
       // `[]` and `[ ]` have no element
-      if (c === Byte.Comma || elements.length > 0 || element.some((b) => b > 0x20)) elements.push(element);
-      if (c === Byte.CloseBracket) return elements;
+      if (c === Char.Comma || elements.length > 0 || element.some((b) => b > Char.Space)) elements.push(element);
+      if (c === Char.CloseBracket) return elements;
       start = i + 1;
     }
   }

@@ -8,6 +8,12 @@ import { SseReader } from './sse.js';
 
 export const DEFAULT_HTTP_HOST = '127.0.0.1';
 
+/** A reader of a response's bytes beside their relay. */
+interface ResponseTap {
+  push(chunk: Buffer): void;
+  end(): void;
+}
+
 /** Headers of one hop, never relayed (RFC 9110 §7.6.1), and `host`, which names the upstream instead. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -115,20 +121,9 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
       if (!ok) for (const id of awaited) o.guard.forget(session, id);
       if (ok && answers !== undefined) return withAnswers(upRes, res, session, answers);
       res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, relayedHeaders(upRes.headers));
-      const tap = ok ? responseTap(upRes.headers['content-type'], session) : undefined;
-      upRes.on('data', (chunk: Buffer) => {
-        if (!res.write(chunk)) {
-          upRes.pause();
-          res.once('drain', () => upRes.resume());
-        }
-        tap?.push(chunk);
-      });
-      upRes.on('end', () => {
-        tap?.end();
-        res.end();
+      streamBody(upRes, res, ok ? responseTap(upRes.headers['content-type'], session) : undefined, () => {
         if (req.method === 'DELETE' && ok) o.guard.endSession(session);
       });
-      upRes.on('error', () => res.destroy());
     });
     up.on('error', (e) => {
       for (const id of awaited) o.guard.forget(session, id);
@@ -154,24 +149,12 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
   const withAnswers = (upRes: IncomingMessage, res: ServerResponse, session: McpSession, answers: readonly string[]): void => {
     const headers = relayedHeaders(upRes.headers);
     const type = mediaType(upRes.headers['content-type']);
-    upRes.on('error', () => res.destroy());
     if (type === 'text/event-stream') {
       res.writeHead(upRes.statusCode ?? 200, upRes.statusMessage, headers);
       res.write(`event: message\ndata: ${asBatch(answers)}\n\n`);
-      const tap = responseTap(upRes.headers['content-type'], session);
-      upRes.on('data', (chunk: Buffer) => {
-        if (!res.write(chunk)) {
-          upRes.pause();
-          res.once('drain', () => upRes.resume());
-        }
-        tap?.push(chunk);
-      });
-      upRes.on('end', () => {
-        tap?.end();
-        res.end();
-      });
-      return;
+      return streamBody(upRes, res, responseTap(upRes.headers['content-type'], session));
     }
+    upRes.on('error', () => res.destroy());
     const chunks: Buffer[] = [];
     upRes.on('data', (chunk: Buffer) => chunks.push(chunk));
     upRes.on('end', () => {
@@ -187,8 +170,25 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
     });
   };
 
+  /** The upstream's response body to the client as it comes (its backpressure holds the upstream), read beside by `tap`. */
+  const streamBody = (upRes: IncomingMessage, res: ServerResponse, tap: ResponseTap | undefined, ended?: () => void): void => {
+    upRes.on('data', (chunk: Buffer) => {
+      if (!res.write(chunk)) {
+        upRes.pause();
+        res.once('drain', () => upRes.resume());
+      }
+      tap?.push(chunk);
+    });
+    upRes.on('end', () => {
+      tap?.end();
+      res.end();
+      ended?.();
+    });
+    upRes.on('error', () => res.destroy());
+  };
+
   /** Reads the server's messages in a response while the guard awaits one: JSON collected to its end, SSE event by event. */
-  const responseTap = (contentType: string | undefined, session: McpSession): { push(chunk: Buffer): void; end(): void } | undefined => {
+  const responseTap = (contentType: string | undefined, session: McpSession): ResponseTap | undefined => {
     const read = (text: string | Buffer): void => {
       if (!o.guard.waiting) return;
       const msg = parseJson(text);
