@@ -1,5 +1,5 @@
 """The OpenAI Agents SDK's MCPServerStdio through `loopwatch mcp`, for the e2e test
-test/mcp/configs.test.ts. No model is called: the tools are listed and called the way
+test/mcp/configs.e2e.test.ts. No model is called: the tools are listed and called the way
 the SDK's agent loop calls them (`MCPUtil.invoke_mcp_tool`, which turns a tool result into what
 the model reads). It makes the same call five times, then another call, and prints one JSON line
 per call: what the model would read; then the refused call once more through `call_tool`, to
