@@ -15,8 +15,9 @@ import { Char } from '../fingerprint/chars.js';
  * the text was parsed before, so it is valid JSON.
  */
 export function arrayElements(bytes: Buffer): Buffer[] | undefined {
-  const open = bytes.indexOf(Char.OpenBracket);
-  if (open === -1) return undefined;
+  let open = 0;
+  while (open < bytes.length && (bytes[open] as number) <= Char.Space) open++;
+  if (bytes[open] !== Char.OpenBracket) return undefined;
   const elements: Buffer[] = [];
   let depth = 0;
   let start = open + 1;

@@ -157,6 +157,7 @@ describe('McpCallGuard', () => {
     expect(texts(' [ ] ')).toEqual([]);
     expect(texts('[1, "a,]\\"", {"b":[2,3]} ,[4]]')).toEqual(['1', ' "a,]\\""', ' {"b":[2,3]} ', '[4]']);
     expect(texts('{"a":1}')).toBeUndefined();
+    expect(texts(' {"a":[1,2]}')).toBeUndefined();
   });
 });
 
