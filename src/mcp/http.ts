@@ -160,7 +160,7 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
     upRes.on('end', () => {
       const upstream = Buffer.concat(chunks);
       const parsed = type === 'application/json' ? parseJson(upstream) : undefined;
-      if (parsed !== undefined) o.guard.fromServer(session, parsed);
+      if (parsed !== undefined) readServer(session, parsed);
       else if (upstream.length > 0) malformed.note('server', 'a response to a batch that is not JSON: only the answers of the proxy reached the client');
       const theirs = parsed === undefined ? [] : Array.isArray(parsed) ? (arrayElements(upstream) ?? []).map((e) => e.toString('utf8')) : [upstream.toString('utf8')];
       const merged = Buffer.from(asBatch([...answers, ...theirs]));
@@ -168,6 +168,15 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
       res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': merged.length });
       res.end(merged);
     });
+  };
+
+  /** The guard reads a server's message (or batch); a defect of ours is said, the message was relayed anyway. */
+  const readServer = (session: McpSession, msg: unknown): void => {
+    try {
+      o.guard.fromServer(session, msg);
+    } catch (e) {
+      o.say(`internal error while reading a server message (relayed): ${e instanceof Error ? e.message : String(e)}`);
+    }
   };
 
   /** The upstream's response body to the client as it comes (its backpressure holds the upstream), read beside by `tap`. */
@@ -193,11 +202,7 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
       if (!o.guard.waiting) return;
       const msg = parseJson(text);
       if (msg === undefined) return malformed.note('server', 'not valid JSON');
-      try {
-        o.guard.fromServer(session, msg);
-      } catch (e) {
-        o.say(`internal error while reading a server message (relayed): ${e instanceof Error ? e.message : String(e)}`);
-      }
+      readServer(session, msg);
     };
     const type = mediaType(contentType);
     if (type === 'text/event-stream') {
