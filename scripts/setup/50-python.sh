@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure the Python venv for the serve e2e exists: the real OpenTelemetry SDK, its OTLP/HTTP
-# exporter and OpenInference's instrumentation helpers from PyPI, pinned in
+# exporter, OpenInference's instrumentation helpers and the MCP clients (mcp, openai-agents) from PyPI, pinned in
 # test/e2e/python/requirements.txt. Cached outside the repo, keyed by that file's hash; a warm run
 # only checks the marker and prints the venv's python. Needs python3 (>= 3.9) with venv, and PyPI
 # on a cold run only. LOOPWATCH_PYTHON (a python with those packages) skips all of this.
@@ -27,6 +27,6 @@ if ! python3 -m venv "$dir" >&2; then
   exit 1
 fi
 "$py" -m pip install --quiet --disable-pip-version-check --no-input -r "$req" >&2
-"$py" -c "import opentelemetry.sdk, opentelemetry.exporter.otlp.proto.http, openinference.instrumentation" >&2
+"$py" -c "import opentelemetry.sdk, opentelemetry.exporter.otlp.proto.http, openinference.instrumentation, mcp, agents.mcp" >&2
 touch "$dir/.complete"
 echo "$py"

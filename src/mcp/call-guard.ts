@@ -20,6 +20,7 @@ import {
   type JsonRpcId,
   type ToolCallRequest,
 } from './messages.js';
+import { resultForEngine } from './engine-result.js';
 import { Runs, type Run } from './runs.js';
 import { clientTraceId, type McpTelemetry, type McpTransport, type ToolCallSpan } from './telemetry.js';
 
@@ -89,7 +90,7 @@ export class McpCallGuard {
     return this.pending.size > 0;
   }
 
-  /** A message from the client (parsed); the caller relays it or answers it as told. */
+  /** A message from the client (parsed; a batch's elements one by one: see batch.ts); the caller relays it or answers it as told. */
   fromClient(session: McpSession, msg: unknown): ClientVerdict {
     const request = asRequest(msg);
     if (request) {
@@ -116,8 +117,12 @@ export class McpCallGuard {
     return RELAY;
   }
 
-  /** A message from the server (parsed): the response to an awaited request is read; everything is relayed by the caller. */
+  /** A message or a batch from the server (parsed): the responses to awaited requests are read; everything is relayed by the caller. */
   fromServer(session: McpSession, msg: unknown): void {
+    if (Array.isArray(msg)) {
+      for (const element of msg) this.fromServer(session, element);
+      return;
+    }
     const response = asResponse(msg);
     if (!response) return;
     const key = pendingKey(session, response.id);
@@ -135,8 +140,10 @@ export class McpCallGuard {
         p.call.failed({ name: 'JsonRpcError', message: response.error.message });
         p.span.end({ kind: 'error', code: response.error.code });
       } else {
-        p.call.succeeded(response.result);
-        p.span.end({ kind: 'result', isError: isCallToolResult(response.result) && response.result.isError === true });
+        const isError = isCallToolResult(response.result) && response.result.isError === true;
+        // a failure is read as its text (its class), a result as its fingerprint: only that one is bounded
+        p.call.succeeded(isError ? response.result : resultForEngine(response.result));
+        p.span.end({ kind: 'result', isError });
       }
     });
   }

@@ -1,11 +1,13 @@
 /**
  * Newline-delimited JSON-RPC framing (the MCP stdio transport) on raw bytes: messages are cut
- * at `\n` and handed on as the bytes they arrived as, never re-serialised. A message's bytes are
- * handed on as the chunks they came in (`parts`, views onto the chunks, no copy); `joinParts`
- * makes the one copy a reader needs, only when it reads the message.
+ * at `\n` and handed on as the bytes they arrived as, their `\n` included, never re-serialised:
+ * a relay writes a message with one write (one system call, one wake-up of the reader). A
+ * message's bytes are handed on as the chunks they came in (`parts`, views onto the chunks, no
+ * copy); `joinParts` makes the one copy a reader needs, only when it reads the message.
  */
 
-const NEWLINE = 0x0a;
+export const NEWLINE = 0x0a;
+export const NEWLINE_BYTES = Buffer.from([NEWLINE]);
 
 /** `parts` belongs to the callee: the splitter keeps no reference to the array or its buffers. */
 export type OnLine = (parts: readonly Buffer[], bytes: number) => void;
@@ -19,11 +21,11 @@ export class LineSplitter {
     return this.pendingBytes;
   }
 
-  /** Calls `onLine` with each complete message in `chunk` (without its `\n`; a `\r` before it stays). */
+  /** Calls `onLine` with each complete message in `chunk`, its `\n` included (JSON whitespace, as is a `\r` before it). */
   push(chunk: Buffer, onLine: OnLine): void {
     let start = 0;
     for (let nl = chunk.indexOf(NEWLINE, start); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
-      const piece = chunk.subarray(start, nl);
+      const piece = chunk.subarray(start, nl + 1);
       start = nl + 1;
       if (this.pendingBytes === 0) {
         onLine([piece], piece.length);

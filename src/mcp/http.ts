@@ -1,11 +1,18 @@
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { McpCallGuard, McpSession } from './call-guard.js';
+import { arrayElements, asBatch, judgeBatch } from './batch.js';
 import { MalformedReport } from './malformed.js';
 import { clientMessageMatters, isObject, parseJson } from './messages.js';
 import { SseReader } from './sse.js';
 
 export const DEFAULT_HTTP_HOST = '127.0.0.1';
+
+/** A reader of a response's bytes beside their relay. */
+interface ResponseTap {
+  push(chunk: Buffer): void;
+  end(): void;
+}
 
 /** Headers of one hop, never relayed (RFC 9110 §7.6.1), and `host`, which names the upstream instead. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
@@ -34,7 +41,8 @@ export interface HttpProxy {
  * uses the upstream's path on the proxy's address), headers as they came (`Authorization`
  * included) except those of one hop; every response comes back as the upstream sent it, JSON or
  * SSE, streamed. A POST is read whole first, since a `tools/call` in it may be answered here (a
- * JSON response; the call never reaches the upstream); a response is read beside the relay only
+ * JSON response; the call never reaches the upstream; a batch's answers join the upstream's
+ * response to the rest of it: see `withAnswers`); a response is read beside the relay only
  * while the guard awaits one. `Origin` is checked as the MCP specification asks: a browser page
  * from another site gets 403.
  */
@@ -43,7 +51,6 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
   const secure = o.upstream.protocol === 'https:';
   const agent = secure ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   const send = secure ? httpsRequest : httpRequest;
-  let batchSaid = false;
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const origin = req.headers.origin;
@@ -65,25 +72,29 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
         const msg = parseJson(body);
         if (msg === undefined) malformed.note('client', 'a POST body that is not valid JSON');
         else if (Array.isArray(msg)) {
-          if (!batchSaid) o.say('a JSON-RPC batch was relayed unguarded (MCP 2025-06-18 dropped batches; further ones are not reported)');
-          batchSaid = true;
+          const verdict = judgeBatch(body, msg, (m) => judged(session, m));
+          const answers = verdict.answers.length > 0 ? verdict.answers : undefined;
+          if (verdict.relay === undefined) return answerHere(res, sessionId, answers && asBatch(answers));
+          return relay(req, res, session, verdict.relay, verdict.relayedIds, answers);
         } else {
           const verdict = judged(session, msg);
-          if (!verdict.relay) {
-            if (verdict.answer === undefined) {
-              res.writeHead(202).end();
-            } else {
-              const answer = Buffer.from(verdict.answer);
-              res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length, ...(sessionId ? { [SESSION_HEADER]: sessionId } : {}) });
-              res.end(answer);
-            }
-            return;
-          }
+          if (!verdict.relay) return answerHere(res, sessionId, verdict.answer);
           if (isObject(msg) && 'id' in msg) awaited.push(msg.id);
         }
       }
       relay(req, res, session, body, awaited);
     });
+  };
+
+  /** The guard kept the whole POST: its answer (202 when it has none: a cancellation it kept). */
+  const answerHere = (res: ServerResponse, sessionId: string | undefined, answer: string | undefined): void => {
+    if (answer === undefined) {
+      res.writeHead(202).end();
+      return;
+    }
+    const bytes = Buffer.from(answer);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': bytes.length, ...(sessionId ? { [SESSION_HEADER]: sessionId } : {}) });
+    res.end(bytes);
   };
 
   const judged = (session: McpSession, msg: unknown): ReturnType<McpCallGuard['fromClient']> => {
@@ -95,30 +106,24 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
     }
   };
 
-  /** Sends the request upstream and the response back; `awaited`: ids of the requests in it the guard awaits. */
-  const relay = (req: IncomingMessage, res: ServerResponse, session: McpSession, body: Buffer | undefined, awaited: readonly unknown[]): void => {
+  /**
+   * Sends the request upstream and the response back; `awaited`: ids of the requests in it the
+   * guard awaits; `answers`: the guard's responses to the rest of a batch, given to the client
+   * with the upstream's (see `withAnswers`).
+   */
+  const relay = (req: IncomingMessage, res: ServerResponse, session: McpSession, body: Buffer | undefined, awaited: readonly unknown[], answers?: readonly string[]): void => {
     const target = new URL(req.url ?? '/', o.upstream);
     const headers = relayedHeaders(req.headers);
     headers.host = o.upstream.host;
     if (body !== undefined) headers['content-length'] = body.length;
     const up = send(target, { method: req.method, headers, agent }, (upRes) => {
-      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, relayedHeaders(upRes.headers));
       const ok = (upRes.statusCode ?? 0) < 300;
       if (!ok) for (const id of awaited) o.guard.forget(session, id);
-      const tap = ok ? responseTap(upRes.headers['content-type'], session) : undefined;
-      upRes.on('data', (chunk: Buffer) => {
-        if (!res.write(chunk)) {
-          upRes.pause();
-          res.once('drain', () => upRes.resume());
-        }
-        tap?.push(chunk);
-      });
-      upRes.on('end', () => {
-        tap?.end();
-        res.end();
+      if (ok && answers !== undefined) return withAnswers(upRes, res, session, answers);
+      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, relayedHeaders(upRes.headers));
+      streamBody(upRes, res, ok ? responseTap(upRes.headers['content-type'], session) : undefined, () => {
         if (req.method === 'DELETE' && ok) o.guard.endSession(session);
       });
-      upRes.on('error', () => res.destroy());
     });
     up.on('error', (e) => {
       for (const id of awaited) o.guard.forget(session, id);
@@ -135,19 +140,71 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
     else req.pipe(up);
   };
 
+  /**
+   * The upstream's answer to a batch the guard answered part of, with the guard's responses: an
+   * SSE stream gets them as a first event of its own; a JSON body (one response or a batch) is
+   * collected and becomes one batch with them; a 202 (the upstream had only notifications to
+   * read) becomes a 200 with them.
+   */
+  const withAnswers = (upRes: IncomingMessage, res: ServerResponse, session: McpSession, answers: readonly string[]): void => {
+    const headers = relayedHeaders(upRes.headers);
+    const type = mediaType(upRes.headers['content-type']);
+    if (type === 'text/event-stream') {
+      res.writeHead(upRes.statusCode ?? 200, upRes.statusMessage, headers);
+      res.write(`event: message\ndata: ${asBatch(answers)}\n\n`);
+      return streamBody(upRes, res, responseTap(upRes.headers['content-type'], session));
+    }
+    upRes.on('error', () => res.destroy());
+    const chunks: Buffer[] = [];
+    upRes.on('data', (chunk: Buffer) => chunks.push(chunk));
+    upRes.on('end', () => {
+      const upstream = Buffer.concat(chunks);
+      const parsed = type === 'application/json' ? parseJson(upstream) : undefined;
+      if (parsed !== undefined) readServer(session, parsed);
+      else if (upstream.length > 0) malformed.note('server', 'a response to a batch that is not JSON: only the answers of the proxy reached the client');
+      const theirs = parsed === undefined ? [] : Array.isArray(parsed) ? (arrayElements(upstream) ?? []).map((e) => e.toString('utf8')) : [upstream.toString('utf8')];
+      const merged = Buffer.from(asBatch([...answers, ...theirs]));
+      delete headers['content-length'];
+      res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': merged.length });
+      res.end(merged);
+    });
+  };
+
+  /** The guard reads a server's message (or batch); a defect of ours is said, the message was relayed anyway. */
+  const readServer = (session: McpSession, msg: unknown): void => {
+    try {
+      o.guard.fromServer(session, msg);
+    } catch (e) {
+      o.say(`internal error while reading a server message (relayed): ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+
+  /** The upstream's response body to the client as it comes (its backpressure holds the upstream), read beside by `tap`. */
+  const streamBody = (upRes: IncomingMessage, res: ServerResponse, tap: ResponseTap | undefined, ended?: () => void): void => {
+    upRes.on('data', (chunk: Buffer) => {
+      if (!res.write(chunk)) {
+        upRes.pause();
+        res.once('drain', () => upRes.resume());
+      }
+      tap?.push(chunk);
+    });
+    upRes.on('end', () => {
+      tap?.end();
+      res.end();
+      ended?.();
+    });
+    upRes.on('error', () => res.destroy());
+  };
+
   /** Reads the server's messages in a response while the guard awaits one: JSON collected to its end, SSE event by event. */
-  const responseTap = (contentType: string | undefined, session: McpSession): { push(chunk: Buffer): void; end(): void } | undefined => {
+  const responseTap = (contentType: string | undefined, session: McpSession): ResponseTap | undefined => {
     const read = (text: string | Buffer): void => {
       if (!o.guard.waiting) return;
       const msg = parseJson(text);
       if (msg === undefined) return malformed.note('server', 'not valid JSON');
-      try {
-        for (const m of Array.isArray(msg) ? msg : [msg]) o.guard.fromServer(session, m);
-      } catch (e) {
-        o.say(`internal error while reading a server message (relayed): ${e instanceof Error ? e.message : String(e)}`);
-      }
+      readServer(session, msg);
     };
-    const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
+    const type = mediaType(contentType);
     if (type === 'text/event-stream') {
       const sse = new SseReader(read);
       return { push: (c) => (o.guard.waiting ? sse.push(c) : undefined), end: () => sse.end() };
@@ -185,6 +242,10 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
         server.close(() => resolve());
       }),
   };
+}
+
+function mediaType(contentType: string | undefined): string | undefined {
+  return (contentType ?? '').split(';')[0]?.trim().toLowerCase();
 }
 
 function single(v: string | string[] | undefined): string | undefined {

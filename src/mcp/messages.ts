@@ -15,12 +15,27 @@ export const METHOD_INITIALIZE = 'initialize';
 export const METHOD_CANCELLED = 'notifications/cancelled';
 
 /** The methods the proxy reads in a client's messages, as bytes: a message that names none of them is relayed unparsed. */
-const CLIENT_NEEDLES: readonly Buffer[] = [METHOD_TOOLS_CALL, METHOD_TOOLS_LIST, METHOD_INITIALIZE, METHOD_CANCELLED].map((m) => Buffer.from(`"${m}"`));
+const CLIENT_NEEDLES: readonly Buffer[] = needles([METHOD_TOOLS_CALL, METHOD_TOOLS_LIST, METHOD_INITIALIZE, METHOD_CANCELLED]);
+/** The members of a response: a server's message that names neither is relayed unparsed. */
+const RESPONSE_NEEDLES: readonly Buffer[] = needles(['result', 'error']);
+
+function needles(names: readonly string[]): Buffer[] {
+  return names.map((n) => Buffer.from(`"${n}"`));
+}
+
+function namesAny(message: Buffer, among: readonly Buffer[]): boolean {
+  for (const needle of among) if (message.indexOf(needle) !== -1) return true;
+  return false;
+}
 
 /** Does a client's message name a method the proxy reads? (A cheap test before parsing; a false positive only costs a parse.) */
 export function clientMessageMatters(message: Buffer): boolean {
-  for (const needle of CLIENT_NEEDLES) if (message.indexOf(needle) !== -1) return true;
-  return false;
+  return namesAny(message, CLIENT_NEEDLES);
+}
+
+/** Could a server's message be a response (or a batch holding one)? The same cheap test: notifications and requests do not name those members, unless in their data. */
+export function serverMessageMayRespond(message: Buffer): boolean {
+  return namesAny(message, RESPONSE_NEEDLES);
 }
 
 export function isObject(v: unknown): v is JsonObject {

@@ -2,11 +2,10 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import type { ClientVerdict, McpCallGuard, McpSession } from './call-guard.js';
-import { isBlank, joinParts, LineSplitter, looksLikeJson } from './framing.js';
+import { asBatch, judgeBatch } from './batch.js';
+import { isBlank, joinParts, LineSplitter, looksLikeJson, NEWLINE, NEWLINE_BYTES } from './framing.js';
 import { MalformedReport } from './malformed.js';
-import { clientMessageMatters, parseJson } from './messages.js';
-
-const NEWLINE = Buffer.from('\n');
+import { clientMessageMatters, parseJson, serverMessageMayRespond } from './messages.js';
 
 export interface StdioProxyOptions {
   readonly command: string;
@@ -33,7 +32,7 @@ export interface StdioProxy {
 /**
  * The stdio proxy: starts the server as a child process and relays newline-delimited JSON-RPC
  * both ways as the bytes that came, except the `tools/call` requests the guard answers itself
- * (those reach the client as a response and never reach the server). The server's output is
+ * (those reach the client as a response and never reach the server; in a batch, see batch.ts). The server's output is
  * written through as it arrives, chunk by chunk, and read beside it only while a request the
  * guard awaits is open; an answer of the guard waits for the end of the server message under
  * way, so messages never interleave. Either side's backpressure holds the other.
@@ -73,14 +72,19 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     }
   };
 
-  const onClientLine = (parts: readonly Buffer[], bytes: number, terminated: boolean): void => {
+  const onClientLine = (parts: readonly Buffer[], bytes: number): void => {
     const line = joinParts(parts, bytes);
     if (!isBlank(parts)) {
       if (!looksLikeJson(parts)) malformed.note('client', 'not a JSON object');
       else if (clientMessageMatters(line)) {
         const msg = parseJson(line);
         if (msg === undefined) malformed.note('client', 'not valid JSON');
-        else {
+        else if (Array.isArray(msg)) {
+          const verdict = judgeBatch(line, msg, judged);
+          if (verdict.answers.length > 0) toClient(asBatch(verdict.answers));
+          if (verdict.relay === undefined) return;
+          if (verdict.relay !== line) return toServer(line[line.length - 1] === NEWLINE ? Buffer.concat([verdict.relay, NEWLINE_BYTES]) : verdict.relay);
+        } else {
           const verdict = judged(msg);
           if (!verdict.relay) {
             if (verdict.answer !== undefined) toClient(verdict.answer);
@@ -89,9 +93,11 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
         }
       }
     }
-    const more = child.stdin.write(line);
-    const drained = terminated ? child.stdin.write(NEWLINE) : more;
-    if (!drained) {
+    toServer(line);
+  };
+
+  const toServer = (line: Buffer): void => {
+    if (!child.stdin.write(line)) {
       o.input.pause();
       child.stdin.once('drain', () => o.input.resume());
     }
@@ -101,10 +107,9 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     if (isBlank(parts)) return;
     if (!looksLikeJson(parts)) return malformed.note('server', 'not a JSON object');
     if (!o.guard.waiting) return;
-    const joined = joinParts(parts, bytes);
-    // the chunks are ours now (see LineSplitter): let them go before the message is parsed
-    (parts as Buffer[]).length = 0;
-    const msg = parseJson(joined);
+    // a progress or log notification during a call is relayed unread (a needle across two chunks is read)
+    if (parts.length === 1 && !serverMessageMayRespond(parts[0] as Buffer)) return;
+    const msg = parseParts(parts, bytes);
     if (msg === undefined) return malformed.note('server', 'not valid JSON');
     try {
       o.guard.fromServer(session, msg);
@@ -113,9 +118,9 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     }
   };
 
-  o.input.on('data', (chunk: Buffer) => fromClient.push(chunk, (parts, bytes) => onClientLine(parts, bytes, true)));
+  o.input.on('data', (chunk: Buffer) => fromClient.push(chunk, onClientLine));
   o.input.on('end', () => {
-    fromClient.end((parts, bytes) => onClientLine(parts, bytes, false));
+    fromClient.end(onClientLine);
     child.stdin.end();
   });
   // the server may exit before reading all we wrote: that is its exit to report, not an error of ours
@@ -154,4 +159,15 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     ended,
     malformed,
   };
+}
+
+/**
+ * A message parsed from its parts. Its chunks (ours: see LineSplitter), joined bytes and text are
+ * let go as soon as they are read, before the guard reads the message: of a huge result, the
+ * proxy then holds the parsed value while the engine reads it, and only garbage besides.
+ */
+function parseParts(parts: readonly Buffer[], bytes: number): unknown {
+  const joined = joinParts(parts, bytes);
+  (parts as Buffer[]).length = 0;
+  return parseJson(joined);
 }

@@ -4,7 +4,8 @@
  * `npx -y @loopwatch/cli` and `npx -y @modelcontextprotocol/server-filesystem`, a temporary
  * folder for /path/to/dir), through which the official TypeScript SDK client (its own stdio
  * transport) holds a session; the `python mcp-config` block runs with the Python `mcp` SDK; the
- * OpenAI Agents SDK block names the same command.
+ * OpenAI Agents SDK block's `MCPServerStdio` (its name and params) is driven by the real SDK from
+ * PyPI, without a model: tools listed and called as its agent loop calls them.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -13,9 +14,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pythonForE2e } from '../e2e/support/serve-tier.js';
-import { CLI, FILESYSTEM_SERVER, REPO, resultText, tempDir } from './support/proxy.js';
+import { CLI, expectFilesystemLoop, FILESYSTEM_SERVER, REPO, resultText, tempDir } from './support/proxy.js';
 
 const DOC = readFileSync(join(REPO, 'docs', 'mcp.md'), 'utf8');
+const AGENTS_CLIENT = join(REPO, 'test', 'mcp', 'python', 'agents_client.py');
 const PROXY_ARGS = ['-y', '@loopwatch/cli', 'mcp', '--', 'npx', '-y', '@modelcontextprotocol/server-filesystem', '/path/to/dir'];
 
 /** Fenced blocks whose info string is `lang mcp-config`, with the heading they are under. */
@@ -80,9 +82,27 @@ describe('docs/mcp.md configurations', { timeout: 120_000 }, () => {
     expect(out).toContain(dir);
   });
 
-  it('OpenAI Agents SDK: the block names the same command', () => {
+  it("OpenAI Agents SDK: the block's MCPServerStdio, configured as written, lists and calls the tools through the proxy; a loop reads the hint, then the refusal", () => {
     const section = DOC.slice(DOC.indexOf('## Python: the OpenAI Agents SDK'));
-    expect(section).toContain('"command": "npx"');
-    expect(section).toContain(`"args": ${JSON.stringify(PROXY_ARGS).replace(/","/g, '", "')}`);
+    const name = /MCPServerStdio\(\s*name="([^"]+)"/.exec(section)?.[1];
+    const command = /"command": "([^"]+)"/.exec(section)?.[1];
+    const args = JSON.parse(/"args": (\[[^\]]*\])/.exec(section)?.[1] ?? 'null') as string[] | null;
+    expect(name).toBe('filesystem');
+    expect(command).toBe('npx');
+    expect(args).toEqual(PROXY_ARGS);
+    const dir = tempDir('config-agents');
+    const params = local(command ?? '', args ?? [], dir);
+    const missing = JSON.stringify({ path: join(dir, 'todo.md') });
+    const out = execFileSync(pythonForE2e(), [AGENTS_CLIENT, name ?? '', JSON.stringify(params), 'read_text_file', missing, 'list_allowed_directories', '{}'], {
+      encoding: 'utf8',
+      env: { ...process.env, OTEL_SDK_DISABLED: 'true' },
+      timeout: 90_000,
+    });
+    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { tools?: string[]; call?: number; isError?: boolean; text?: string });
+    const calls = lines.filter((l) => l.call !== undefined);
+    console.log(`OpenAI Agents SDK (MCPServerStdio, MCPUtil.invoke_mcp_tool), what the model reads:\n${calls.map((c) => `  call ${c.call}: ${JSON.stringify(c.text)}`).join('\n')}`);
+    expect(lines[0]?.tools).toContain('read_text_file');
+    expectFilesystemLoop(calls.map((c) => c.text), dir);
+    expect(calls[6]).toMatchObject({ isError: true, text: calls[3]?.text });
   });
 });

@@ -101,6 +101,43 @@ describe('loopwatch mcp --upstream, with the official TypeScript SDK client', { 
     });
   }
 
+  for (const json of [false, true]) {
+    it(`${json ? 'JSON' : 'SSE'} responses: a JSON-RPC batch has each tools/call guarded; the upstream gets the rest, the client every answer by id`, async () => {
+      const { url, record } = await stack(json);
+      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-03-26' };
+      /** The JSON-RPC responses of a POST, from a JSON body or SSE events, in the order they came. */
+      const post = async (body: unknown): Promise<{ status: number; responses: { id: number; result: { content: { text: string }[] } }[] }> => {
+        const r = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+        const session = r.headers.get('mcp-session-id');
+        if (session) headers['mcp-session-id'] = session;
+        const text = await r.text();
+        const messages = (r.headers.get('content-type') ?? '').startsWith('text/event-stream')
+          ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as unknown)
+          : text ? [JSON.parse(text) as unknown] : [];
+        return { status: r.status, responses: messages.flat() as never };
+      };
+      const textOf = (responses: { id: number; result: { content: { text: string }[] } }[]) => Object.fromEntries(responses.map((m) => [m.id, m.result.content[0]?.text ?? '']));
+      const lookup = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'lookup_order', arguments: { order_id: 'A-1' } } });
+      const echo = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `echo ${id}` } } });
+      await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'batch', version: '1' } } });
+      expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+
+      expect(textOf((await post([lookup(1), echo(2)])).responses)).toEqual({ 1: expect.stringContaining('locked by another process'), 2: 'echo 2' });
+      await post([lookup(3), echo(4)]);
+      const third = await post([echo(5), lookup(6)]);
+      expect(third.status).toBe(200);
+      expect(third.responses.map((m) => m.id)).toEqual([6, 5]);
+      expect(textOf(third.responses)).toEqual({ 5: 'echo 5', 6: expect.stringMatching(/^\[loopwatch\] This call was not run: 'lookup_order' already failed twice/) });
+      const refused = await post([lookup(7)]);
+      expect(refused.status).toBe(200);
+      expect(textOf(refused.responses)[7]).toMatch(/^\[loopwatch\] This call was refused and not run/);
+
+      // what the upstream got: the batches as they were, then the third without the hinted call, never the fourth
+      const bodies = recorded(record).map((e) => Buffer.from(e.request, 'base64').toString('utf8'));
+      expect(bodies.slice(2)).toEqual([JSON.stringify([lookup(1), echo(2)]), JSON.stringify([lookup(3), echo(4)]), JSON.stringify([echo(5)])]);
+    });
+  }
+
   it('refuses a browser page from another origin (403), accepts localhost pages', async () => {
     const { url } = await stack(true);
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };

@@ -7,14 +7,18 @@ import { describe, expect, it } from 'vitest';
 import { defaultAdapters, findToolAdapter } from '../../src/conventions/index.js';
 import { mcpAdapter } from '../../src/conventions/mcp.js';
 import { LoopEngine } from '../../src/detector/engine.js';
+import { arrayElements, asBatch, judgeBatch } from '../../src/mcp/batch.js';
 import { McpCallGuard, type McpSession } from '../../src/mcp/call-guard.js';
+import { resultForEngine } from '../../src/mcp/engine-result.js';
+import { clientMessageMatters, serverMessageMayRespond } from '../../src/mcp/messages.js';
+import { MAX_JSON_TEXT } from '../../src/fingerprint/canonical.js';
 import { isBlank, joinParts, LineSplitter, looksLikeJson } from '../../src/mcp/framing.js';
 import { SseReader } from '../../src/mcp/sse.js';
 import { McpTelemetry } from '../../src/mcp/telemetry.js';
 import { apiSpanKind } from '../../src/formats/protobuf/span-view.js';
 
 describe('LineSplitter', () => {
-  it('cuts at newlines across chunks, hands single-chunk lines without copying, keeps \\r, returns an unterminated rest', () => {
+  it('cuts after newlines across chunks, hands single-chunk lines (their newline included) without copying, returns an unterminated rest', () => {
     const s = new LineSplitter();
     const lines: string[] = [];
     const first = Buffer.from('{"a":1}\n{"b"');
@@ -25,10 +29,18 @@ describe('LineSplitter', () => {
     expect(s.partialBytes).toBe(4);
     for (const c of [':2', '}\r\n\n{"c":3}\n', 'tail']) s.push(Buffer.from(c), (parts, bytes) => lines.push(joinParts(parts, bytes).toString()));
     s.end((parts, bytes) => lines.push(`end:${joinParts(parts, bytes).toString()}`));
-    expect(lines).toEqual(['{"a":1}', '{"b":2}\r', '', '{"c":3}', 'end:tail']);
+    expect(lines).toEqual(['{"a":1}\n', '{"b":2}\r\n', '\n', '{"c":3}\n', 'end:tail']);
     expect(isBlank([Buffer.from(' \r')])).toBe(true);
     expect(looksLikeJson([Buffer.from('  '), Buffer.from('[1]')])).toBe(true);
     expect(looksLikeJson([Buffer.from('hello')])).toBe(false);
+  });
+
+  it('the byte tests before parsing: a client message naming a method the guard reads, a server message that may be a response', () => {
+    expect(clientMessageMatters(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}'))).toBe(true);
+    expect(clientMessageMatters(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{}}'))).toBe(false);
+    expect(serverMessageMayRespond(Buffer.from('[{"jsonrpc":"2.0","id":1,"result":{}}]'))).toBe(true);
+    expect(serverMessageMayRespond(Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}'))).toBe(true);
+    expect(serverMessageMayRespond(Buffer.from('{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":5}}'))).toBe(false);
   });
 });
 
@@ -106,7 +118,7 @@ describe('McpCallGuard', () => {
     expect(read(4)).toBe(true);
   });
 
-  it('a JSON-RPC error response is a failure of the call (an unknown tool is hinted at once); other messages and batches pass', () => {
+  it('a JSON-RPC error response is a failure of the call (an unknown tool is hinted at once); other messages pass', () => {
     const g = guard();
     expect(g.fromClient(session, call(1, 'ghost', {})).relay).toBe(true);
     g.fromServer(session, { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Tool ghost not found' } });
@@ -114,7 +126,53 @@ describe('McpCallGuard', () => {
     expect(second.relay).toBe(false);
     expect(!second.relay && second.answer).toContain("'ghost' is not an available tool");
     expect(g.fromClient(session, { jsonrpc: '2.0', id: 9, method: 'resources/list' })).toEqual({ relay: true });
-    expect(g.fromClient(session, [call(10, 'ghost', {})])).toEqual({ relay: true });
+  });
+
+  it('a batch: each element judged as a single message; the relayed ones keep their bytes; responses in a batch are read by id', () => {
+    const g = guard();
+    const judge = (m: unknown) => g.fromClient(session, m);
+    const batch = (msgs: unknown[], text = JSON.stringify(msgs)) => judgeBatch(Buffer.from(text), JSON.parse(text) as unknown[], judge);
+    for (const id of [1, 2]) {
+      const text = ` [ ${JSON.stringify(call(id, 'lookup', { q: 1 }))} ,\n{"jsonrpc":"2.0","id":${id + 10},"method":"ping"}]`;
+      const v = batch([], text);
+      expect(v.relay?.toString()).toBe(text);
+      expect(v.answers).toEqual([]);
+      expect(v.relayedIds).toEqual([id, id + 10]);
+      g.fromServer(session, [failure(id), { jsonrpc: '2.0', id: id + 10, result: {} }]);
+    }
+    expect(g.waiting).toBe(false);
+    const hinted = batch([{ jsonrpc: '2.0', method: 'notifications/progress', params: { note: 'a "]" in a string' } }, call(3, 'lookup', { q: 1 }), call(4, 'other', { q: '[{' })]);
+    expect(hinted.answers).toHaveLength(1);
+    expect(JSON.parse(hinted.answers[0] as string)).toMatchObject({ id: 3, result: { isError: true } });
+    expect(hinted.relay?.toString()).toBe(`[${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { note: 'a "]" in a string' } })},${JSON.stringify(call(4, 'other', { q: '[{' }))}]`);
+    expect(hinted.relayedIds).toEqual([4]);
+    const refused = batch([call(5, 'lookup', { q: 1 })]);
+    expect(refused.relay).toBeUndefined();
+    expect(JSON.parse(asBatch(refused.answers))).toMatchObject([{ id: 5, result: { isError: true, content: [{ text: expect.stringContaining('refused') }] } }]);
+  });
+
+  it('arrayElements: element bytes of a JSON array, strings and nesting respected', () => {
+    const texts = (s: string) => arrayElements(Buffer.from(s))?.map(String);
+    expect(texts('[]')).toEqual([]);
+    expect(texts(' [ ] ')).toEqual([]);
+    expect(texts('[1, "a,]\\"", {"b":[2,3]} ,[4]]')).toEqual(['1', ' "a,]\\""', ' {"b":[2,3]} ', '[4]']);
+    expect(texts('{"a":1}')).toBeUndefined();
+    expect(texts(' {"a":[1,2]}')).toBeUndefined();
+  });
+});
+
+describe('resultForEngine', () => {
+  it('leaves results up to the cap as they are (the same object); a longer text is read as its head and a digest of the whole', () => {
+    const small = { content: [{ type: 'text', text: 'x'.repeat(1000) }], structuredContent: { a: [1, 'y'] } };
+    expect(resultForEngine(small)).toBe(small);
+    const head = 'a'.repeat(MAX_JSON_TEXT);
+    const huge = (last: string) => ({ content: [{ type: 'text', text: `${head}${last}` }, { type: 'image', data: 'b' }] });
+    const one = resultForEngine(huge('1')) as { content: [{ text: { head: string; digest: string } }, unknown] };
+    expect(one.content[0].text.head).toBe(head);
+    expect(one.content[1]).toEqual({ type: 'image', data: 'b' });
+    expect(resultForEngine(huge('1'))).toEqual(one);
+    // past the head, a difference is still a difference
+    expect((resultForEngine(huge('2')) as typeof one).content[0].text.digest).not.toBe(one.content[0].text.digest);
   });
 });
 

@@ -1,4 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { expect } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,8 @@ export const CLI = join(REPO, 'packages', 'cli', 'dist', 'cli.js');
 export const TEE = join(REPO, 'test', 'mcp', 'support', 'tee.mjs');
 /** The official filesystem server from npm, run from node_modules (no network at test time). */
 export const FILESYSTEM_SERVER = join(REPO, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+/** A minimal server that takes JSON-RPC batches (the SDKs' stdio transports no longer do). */
+export const BATCH_SERVER = join(REPO, 'test', 'mcp', 'support', 'batch-server.mjs');
 export const ORDER_SERVER = ['--import', 'tsx', join(REPO, 'test', 'mcp', 'support', 'order-server.ts')];
 
 export function tempDir(label: string): string {
@@ -45,4 +48,17 @@ export function count(bytes: Buffer, needle: string): number {
   let n = 0;
   for (let at = bytes.indexOf(needle); at !== -1; at = bytes.indexOf(needle, at + 1)) n++;
   return n;
+}
+
+/**
+ * What the model reads in a looping session with the filesystem server (five reads of the same
+ * missing file, then the allowed directories): the real error twice, the hint, the refusal twice, the other tool's answer.
+ */
+export function expectFilesystemLoop(texts: readonly (string | undefined)[], dir: string): void {
+  expect(texts[0]).toContain('ENOENT');
+  expect(texts[1]).toContain('ENOENT');
+  expect(texts[2]).toMatch(/^\[loopwatch\] This call was not run: 'read_text_file' already failed twice with these exact arguments and the same error\./);
+  expect(texts[3]).toMatch(/^\[loopwatch\] This call was refused and not run:/);
+  expect(texts[4]).toBe(texts[3]);
+  expect(texts[5]).toContain(dir);
 }

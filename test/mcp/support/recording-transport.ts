@@ -39,7 +39,7 @@ export class RecordingStdioTransport implements Transport {
     child.stdout.on('data', (chunk: Buffer) => {
       this.received.push(chunk);
       this.lines.push(chunk, (parts, bytes) => {
-        const text = joinParts(parts, bytes).toString('utf8').replace(/\r$/, '');
+        const text = joinParts(parts, bytes).toString('utf8').replace(/\r?\n$/, '');
         let message: JSONRPCMessage;
         try {
           message = deserializeMessage(text);
