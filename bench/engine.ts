@@ -125,10 +125,19 @@ function fingerprintContenders(payloads: readonly string[], options: Fingerprint
   ];
 }
 
-/** Issue 30's fingerprint targets, CPU ns per KB on this 2-core VM (they orient; the lifecycle ratios decide). */
-export const ARGUMENTS_NS_PER_KB_TARGET = 2000;
-export const RESULT_NS_PER_KB_TARGET = 2500;
-export const PROSE_NS_PER_KB_TARGET = 1500;
+/**
+ * Issue 30's fingerprint targets: CPU ns per KB on this 2-core VM when they were set, beside what
+ * the row's yardstick cost then (V8's `JSON.parse` of the same payloads, or the plain hash of
+ * prose: bench/NOTES.md, issue 17). Under the shared machine's load every figure grows, so the
+ * ratio to the yardstick measured in the same sets decides.
+ */
+interface PerKbTarget {
+  readonly ns: number;
+  readonly yardstickNs: number;
+}
+export const ARGUMENTS_PER_KB_TARGET: PerKbTarget = { ns: 2000, yardstickNs: 2683 };
+export const RESULT_PER_KB_TARGET: PerKbTarget = { ns: 2500, yardstickNs: 2566 };
+export const PROSE_PER_KB_TARGET: PerKbTarget = { ns: 1500, yardstickNs: 1325 };
 
 const now = Date.parse('2026-11-21T10:00:00Z');
 const normalize = (k: string): string => k.replace(/[_\-. ]/g, '').toLowerCase();
@@ -174,13 +183,13 @@ export async function engineFigures(options: { quick: boolean }): Promise<Figure
   }
   await bare.shutdown();
 
-  const kinds: ReadonlyArray<{ name: string; size: number; payloads: () => string[]; options: FingerprintOptions; target?: number; text?: boolean }> = [
-    { name: 'arguments, 1 KB of structured JSON', size: 1024, payloads: () => pool((k) => jsonOfSize(1024, k, 'args')), options: ARGS, target: ARGUMENTS_NS_PER_KB_TARGET },
+  const kinds: ReadonlyArray<{ name: string; size: number; payloads: () => string[]; options: FingerprintOptions; target?: PerKbTarget; text?: boolean }> = [
+    { name: 'arguments, 1 KB of structured JSON', size: 1024, payloads: () => pool((k) => jsonOfSize(1024, k, 'args')), options: ARGS, target: ARGUMENTS_PER_KB_TARGET },
     { name: 'arguments, 10 KB of structured JSON', size: 10 * 1024, payloads: () => pool((k) => jsonOfSize(10 * 1024, k, 'args')), options: ARGS },
     { name: 'arguments, 100 KB of structured JSON', size: 100 * 1024, payloads: () => pool((k) => jsonOfSize(100 * 1024, k, 'args'), 8), options: ARGS },
     { name: 'arguments, 1 KB mostly text (a file write)', size: 1024, payloads: () => pool((k) => argumentsOfSize(1024, k)), options: ARGS },
-    { name: 'result, 1 KB of structured JSON (the naive detector reads none)', size: 1024, payloads: () => pool((k) => jsonOfSize(1024, k, 'result')), options: RESULT, target: RESULT_NS_PER_KB_TARGET },
-    { name: 'result, 1 KB of prose without digits', size: 1024, payloads: () => pool((k) => proseResult(1024, k)), options: RESULT, target: PROSE_NS_PER_KB_TARGET, text: true },
+    { name: 'result, 1 KB of structured JSON (the naive detector reads none)', size: 1024, payloads: () => pool((k) => jsonOfSize(1024, k, 'result')), options: RESULT, target: RESULT_PER_KB_TARGET },
+    { name: 'result, 1 KB of prose without digits', size: 1024, payloads: () => pool((k) => proseResult(1024, k)), options: RESULT, target: PROSE_PER_KB_TARGET, text: true },
     { name: 'result, 10 KB of structured JSON (the naive detector reads none)', size: 10 * 1024, payloads: () => pool((k) => jsonOfSize(10 * 1024, k, 'result')), options: RESULT },
   ];
   for (const k of kinds) {
@@ -189,15 +198,15 @@ export async function engineFigures(options: { quick: boolean }): Promise<Figure
     const [nv = [], fp = [], jp = []] = times;
     const r = spreadOf(fp.map((t, n) => t / (nv[n] ?? NaN)));
     const vsParse = median(fp.map((t, n) => t / (jp[n] ?? NaN)));
-    const nsPerKb = (ts: number[]): number => (median(ts) * 1000) / perRound / (k.size / 1024);
-    const perKb = (ts: number[]): string => `${nsPerKb(ts).toFixed(0)} ns/KB`;
-    const target = k.target;
+    const perKb = (ts: number[]): string => `${((median(ts) * 1000) / perRound / (k.size / 1024)).toFixed(0)} ns/KB`;
+    const yardstick = k.text === true ? 'the plain hash' : "V8's JSON.parse";
+    const t = k.target;
     figures.push({
       section: 'engine',
       name: `fingerprint per KB, ${k.name}`,
-      value: perKb(fp),
-      ...(target === undefined ? {} : { target: `≤ ${target} ns/KB`, met: nsPerKb(fp) <= target }),
-      note: `CPU on this machine (orients); ${ratio(r.median)} the naive key (IQR ${r.p25.toFixed(3)}–${r.p75.toFixed(3)}, ${r.n} sets; naive ${perKb(nv)}), ${ratio(vsParse)} ${k.text === true ? 'the plain hash' : "V8's JSON.parse"} (${perKb(jp)})`,
+      value: `${perKb(fp)}, ${ratio(vsParse)} ${yardstick}`,
+      ...(t === undefined ? {} : { target: `≤ ${ratio(t.ns / t.yardstickNs)} (${t.ns} ns/KB at ${t.yardstickNs})`, met: vsParse <= t.ns / t.yardstickNs }),
+      note: `${yardstick} ${perKb(jp)} (CPU here: the ratio decides); ${ratio(r.median)} the naive key (IQR ${r.p25.toFixed(3)}–${r.p75.toFixed(3)}, ${r.n} sets; naive ${perKb(nv)})`,
     });
   }
   return figures;

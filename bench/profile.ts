@@ -1,6 +1,6 @@
 /**
  * Runs one lifecycle workload through a pipeline for profiling, outside the comparison:
- *   node --cpu-prof --cpu-prof-dir=prof --import tsx bench/profile.ts [agent|single|non-tool|parentless] [traces] [bare|idle|naive|loopwatch]
+ *   node --cpu-prof --cpu-prof-dir=prof --import tsx bench/profile.ts [agent|agent-tiny|single|non-tool|parentless] [traces] [bare|idle|naive|loopwatch]
  *   node --import tsx bench/profile.ts agent 4000 loopwatch --heap=prof/agent.heapprofile
  *   node --import tsx bench/support/profile-summary.ts prof/<the largest>.cpuprofile (or the .heapprofile)
  * With `--heap=FILE`, V8's sampling heap profile of the run (freed objects included: what was
@@ -11,7 +11,7 @@ import { allocationProfile } from './support/allocation.js';
 import { pipeline, type PipelineKind } from './support/pipeline.js';
 import { agentMix, nonToolTraces, parentlessToolCalls, singleToolMix, type Workload } from './support/traces.js';
 
-const WORKLOADS: Record<string, () => Workload> = { agent: agentMix, single: singleToolMix, 'non-tool': nonToolTraces, parentless: parentlessToolCalls };
+const WORKLOADS: Record<string, () => Workload> = { agent: () => agentMix('json'), 'agent-tiny': () => agentMix('tiny'), single: singleToolMix, 'non-tool': nonToolTraces, parentless: parentlessToolCalls };
 
 async function main(): Promise<void> {
   const heapFile = process.argv.find((a) => a.startsWith('--heap='))?.slice('--heap='.length);
