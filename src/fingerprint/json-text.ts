@@ -102,8 +102,8 @@ export class JsonTextHasher {
   private nextBackslash = -1;
   /**
    * The name lanes (a, b pairs) of the members of the objects being read, the innermost last:
-   * one stack for all of them rather than an array per object (bench: heap allocated per tool
-   * call, about half of it). Deep text grows it (at most `Cap.Depth` objects of `Members.MaxFast`
+   * one stack for all of them rather than an array per object (bench/NOTES.md, heap allocated per
+   * tool call). Deep text grows it (at most `Cap.Depth` objects of `Members.MaxFast`
    * names); it goes back to its first size after such a text (see `hash`).
    */
   private names = new Int32Array(NAMES_FIRST_SIZE);

@@ -178,7 +178,8 @@ export class ToolSpans {
     this.traces.get(traceId);
     const fields = reading !== undefined ? reading.readCall(start.adapter) : start.adapter.readToolCall(span);
     // The answer in its final shape from the start, filled in below: spreading a shared part into
-    // each answer instead cost more than the rest of this method (bench: heap per tool call).
+    // each answer instead cost more than the rest of this method (bench/NOTES.md, outside the
+    // fingerprint and heap per tool call).
     const out: Writable<EndedToolCall> = {
       trace: state,
       traceId,
