@@ -2,7 +2,9 @@ import { ROOT_CONTEXT, trace, type Span, type Tracer } from '@opentelemetry/api'
 import type { LoopDetectionSpanProcessorOptions } from '../dist/index.js';
 import { jsonOfSize } from './support/payloads.js';
 import { agentMix } from './support/traces.js';
+import { allocated } from './support/allocation.js';
 import { pipeline } from './support/pipeline.js';
+import { median } from './support/report.js';
 import { bytes, type Figure } from './support/report.js';
 
 /**
@@ -13,6 +15,9 @@ import { bytes, type Figure } from './support/report.js';
  */
 
 export const PER_TRACE_TARGET = 2048;
+
+/** Heap allocated per tool call of the agent mix, loopwatch over bare (issue 30: half of the 8.6 KiB before it; bench/NOTES.md). */
+export const ALLOCATED_PER_CALL_TARGET = 4400;
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
@@ -167,10 +172,51 @@ async function retentionFigures(quick: boolean): Promise<Figure[]> {
   return figures;
 }
 
+/**
+ * What loopwatch puts through the allocator per tool call of the agent mix (all of it: the
+ * collector's work follows from it), over the same pipeline without loopwatch: bare and loopwatch
+ * alternate, each run warmed up first, the median of the differences kept.
+ */
+async function allocationFigure(quick: boolean): Promise<Figure> {
+  const mix = agentMix();
+  const traces = quick ? 100 : 1_000;
+  const run = async (withLoops: boolean): Promise<number> => {
+    const p = pipeline(withLoops);
+    const pass = async (from: number): Promise<void> => {
+      for (let i = from; i < from + traces; i++) {
+        mix.shape(p.tracer, i);
+        if (i % 10 === 9) await p.flush();
+      }
+      await p.flush();
+    };
+    await pass(0);
+    const bytesAllocated = await allocated(() => pass(traces));
+    await p.shutdown();
+    return bytesAllocated;
+  };
+  const perCall: number[] = [];
+  const bare: number[] = [];
+  for (let k = 0; k < (quick ? 1 : 5); k++) {
+    const without = await run(false);
+    const withLoops = await run(true);
+    bare.push(without / traces);
+    perCall.push((withLoops - without) / (traces * mix.toolCalls));
+  }
+  const m = median(perCall);
+  return {
+    section: 'memory',
+    name: 'heap allocated per tool call, the agent mix (what loopwatch adds over bare, per trace ÷ its 5 tool calls)',
+    value: bytes(m),
+    target: `≤ ${bytes(ALLOCATED_PER_CALL_TARGET)}`,
+    met: m <= ALLOCATED_PER_CALL_TARGET,
+    note: `V8's sampling heap profiler, freed objects counted; median of ${perCall.length} alternations of ${traces.toLocaleString('en')} traces (${bytes(Math.min(...perCall))}–${bytes(Math.max(...perCall))}); bare allocates ${bytes(median(bare))} a trace`,
+  };
+}
+
 export async function memoryFigures(options: { quick: boolean }): Promise<Figure[]> {
   if (!gc) return [{ section: 'memory', name: 'memory', value: 'skipped: run node with --expose-gc', met: false }];
   const n = options.quick ? 500 : 10_000;
-  const figures: Figure[] = [];
+  const figures: Figure[] = [await allocationFigure(options.quick)];
   for (const calls of [1, 5, 32]) {
     const { total } = await heldFor(n, calls);
     figures.push({

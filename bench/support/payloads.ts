@@ -18,6 +18,11 @@ export function argumentsOfSize(bytes: number, index: number): string {
   return JSON.stringify({ ...head, content: prose(Math.max(0, room), index) });
 }
 
+/** A tool's answer in words, `bytes` characters without a digit (a summary, a page of text), as instrumentations record text. */
+export function proseResult(bytes: number, index: number): string {
+  return prose(bytes, index + 1);
+}
+
 /** What a write tool answers: a short acknowledgement naming what it wrote. */
 export function acknowledgement(index: number, bytes: number): string {
   return JSON.stringify({ ok: true, path: `src/orders/handler-${index}.ts`, bytes_written: bytes });

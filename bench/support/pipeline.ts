@@ -52,7 +52,8 @@ class IdleProcessor implements SpanProcessor {
  * detector, the plain hash of arguments and results, V8's JSON parser run on them (`support/naive.ts`),
  * loopwatch.
  */
-export type PipelineKind = 'bare' | 'idle' | 'naive' | 'plain' | 'parse' | 'loopwatch';
+export const PIPELINE_KINDS = ['bare', 'idle', 'naive', 'plain', 'parse', 'loopwatch'] as const;
+export type PipelineKind = (typeof PIPELINE_KINDS)[number];
 
 /** What the batch processor exports to: nothing done with the spans, or their OTLP/protobuf encoding made and dropped. */
 export type ExportKind = 'noop' | 'otlp-protobuf';

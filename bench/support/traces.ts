@@ -119,11 +119,16 @@ function smallSearches(): Payloads {
  * searches orders four times with different queries (about 1 KB of structured JSON arguments
  * each) and reads one order; every result is about 1 KB of records, set after the span starts.
  * All calls differ, so no loop fires: this is the honest work loopwatch must not slow down.
+ *
+ * `tiny`: the same traces with arguments and results of a few bytes (still all different), so
+ * that what loopwatch adds is everything but reading 10 KB of JSON: the gate, the span reading,
+ * the model calls' usage and cost, the rules.
  */
-export function agentMix(): Workload {
-  const search = Array.from({ length: POOL * 4 }, (_, k) => jsonOfSize(1024, k, 'args'));
-  const found = Array.from({ length: POOL * 4 }, (_, k) => jsonOfSize(1024, k, 'result'));
-  const order = Array.from({ length: POOL }, (_, k) => jsonOfSize(1024, 10_000 + k, 'result'));
+export function agentMix(payloads: 'json' | 'tiny' = 'json'): Workload {
+  const tiny = payloads === 'tiny';
+  const search = Array.from({ length: POOL * 4 }, (_, k) => (tiny ? `{"q":${k}}` : jsonOfSize(1024, k, 'args')));
+  const found = Array.from({ length: POOL * 4 }, (_, k) => (tiny ? `{"n":${k}}` : jsonOfSize(1024, k, 'result')));
+  const order = Array.from({ length: POOL }, (_, k) => (tiny ? `{"o":${k}}` : jsonOfSize(1024, 10_000 + k, 'result')));
   // the model calls between tool calls: the agent thinks, calls a tool, reads its answer, ...
   const TOOLS_AFTER = [8, 16, 24, 32, 40];
   const run = (tracer: Tracer, i: number): Span => {
@@ -134,7 +139,7 @@ export function agentMix(): Workload {
       chatSpan(tracer, root.context, i * 50 + k);
       if (TOOLS_AFTER[tools] === k) {
         if (tools < 4) toolSpan(tracer, root.context, 'search_orders', search[p * 4 + tools] ?? '', found[p * 4 + tools] ?? '', i * 50 + 44 + tools);
-        else toolSpan(tracer, root.context, 'get_order', `{"order_id":"ord_${i}","include":["items","shipping"]}`, order[p] ?? '', i * 50 + 49);
+        else toolSpan(tracer, root.context, 'get_order', tiny ? `{"id":${i}}` : `{"order_id":"ord_${i}","include":["items","shipping"]}`, order[p] ?? '', i * 50 + 49);
         tools++;
       }
     }

@@ -34,6 +34,10 @@ const enum Status {
   Unsupported = -2,
 }
 
+/** The name stack's size when made, and the most it keeps between texts (lanes, two a name). */
+const NAMES_FIRST_SIZE = 64;
+const NAMES_KEPT_SIZE = 1024;
+
 /** Objects with more members than this go to the parse-and-walk path (the repeat check is quadratic). */
 const enum Members {
   MaxFast = 256,
@@ -100,6 +104,14 @@ export class JsonTextHasher {
   private readonly decimal = new DecimalReader();
   /** Position of the next backslash at or after the last search (far beyond the end if none). */
   private nextBackslash = -1;
+  /**
+   * The name lanes (a, b pairs) of the members of the objects being read, the innermost last:
+   * one stack for all of them rather than an array per object (bench/NOTES.md, heap allocated per
+   * tool call). Deep text grows it (at most `Cap.Depth` objects of `Members.MaxFast`
+   * names); it goes back to its first size after such a text (see `hash`).
+   */
+  private names = new Int32Array(NAMES_FIRST_SIZE);
+  private namesTop = 0;
 
   constructor(private readonly leaf: LeafHasher) {}
 
@@ -112,6 +124,7 @@ export class JsonTextHasher {
     this.pos = start;
     this.end = end;
     this.nextBackslash = -1;
+    this.namesTop = 0;
     // the arrays always have room past the text (see `units.ts`)
     const past = u[end] as number;
     u[end] = SENTINEL;
@@ -122,6 +135,7 @@ export class JsonTextHasher {
       return this.pos === end ? Status.Ok : Status.Invalid;
     } finally {
       u[end] = past;
+      if (this.names.length > NAMES_KEPT_SIZE) this.names = new Int32Array(NAMES_FIRST_SIZE);
       this.decoded = '';
       this.s = '';
     }
@@ -200,8 +214,8 @@ export class JsonTextHasher {
       digest(leaf, 0, 0, 0, Tag.Object);
       return Status.Ok;
     }
-    /** The name lanes (a, b pairs) of the members so far. */
-    const names: number[] = [];
+    /** This object's member names are `names[base, namesTop)`. */
+    const base = this.namesTop;
     for (;;) {
       if (c !== Char.Quote) return Status.Invalid;
       // The member name, hashed as it is scanned (`text` in `lanes.ts`: pairs of units as 32-bit
@@ -256,9 +270,18 @@ export class JsonTextHasher {
         return Status.Invalid;
       }
       // JSON.parse keeps the last of repeated members: rare, so the exact path handles it.
-      if (names.length >= 2 * Members.MaxFast) return Status.Unsupported;
-      for (let k = 0; k < names.length; k += 2) if (names[k] === ka && names[k + 1] === kb) return Status.Unsupported;
-      names.push(ka, kb);
+      const top = this.namesTop;
+      if (top - base >= 2 * Members.MaxFast) return Status.Unsupported;
+      let names = this.names;
+      for (let k = base; k < top; k += 2) if (names[k] === ka && names[k + 1] === kb) return Status.Unsupported;
+      if (top + 2 > names.length) {
+        names = new Int32Array(2 * names.length);
+        names.set(this.names);
+        this.names = names;
+      }
+      names[top] = ka;
+      names[top + 1] = kb;
+      this.namesTop = top + 2;
       const volatile = leaf.isVolatileKey(ku, ks, kStart, kEnd, ka, kb);
       if (this.skipSpace() !== Char.Colon) return Status.Invalid;
       this.pos++;
@@ -282,6 +305,7 @@ export class JsonTextHasher {
       if (d !== Char.Comma) return Status.Invalid;
       c = this.skipSpace();
     }
+    this.namesTop = base;
     digest(leaf, sa, sb, n, Tag.Object);
     return Status.Ok;
   }

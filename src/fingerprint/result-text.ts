@@ -28,6 +28,16 @@ function isAlnum(c: number): boolean {
   return isDigit(c) || isLetter(c);
 }
 
+const enum AsciiKind {
+  Other = 0,
+  Digit = 1,
+  Letter = 2,
+}
+
+/** What each ASCII unit is to `ResultText.feed`: a digit, a letter, or neither. */
+const ASCII_KIND = new Uint8Array(Char.LastAscii + 1);
+for (let c = 0; c <= Char.LastAscii; c++) ASCII_KIND[c] = isDigit(c) ? AsciiKind.Digit : isLetter(c) ? AsciiKind.Letter : AsciiKind.Other;
+
 /**
  * The duration units after a number, each followed by a word boundary: the volatile pattern's
  * duration alternative is built from this list (`volatile.ts`), and `unitAt` reads it.
@@ -157,8 +167,15 @@ export class ResultText implements LanePair {
     let volatile = false;
     for (let i = from; i < to; i++) {
       const c = u[i] as number;
-      if (c < Char.Space) control = true;
-      if (isSpace(c)) {
+      // `isSpace` in two steps: the whitespace at or below U+0020 (where the control units are
+      // too), then the rest, all from U+00A0 up; most units are neither.
+      if (c <= Char.Space) {
+        if (c < Char.Space) control = true;
+        if (c === Char.Space || (c >= Char.Tab && c <= Char.CarriageReturn)) {
+          pending = n > 0;
+          continue;
+        }
+      } else if (c >= Char.NoBreakSpace && isSpace(c)) {
         pending = n > 0;
         continue;
       }
@@ -171,14 +188,15 @@ export class ResultText implements LanePair {
       if ((n & 1) === 0) a = Math.imul(a ^ c, Mix.Even);
       else b = Math.imul(b ^ c, Mix.Odd);
       n++;
-      if (isDigit(c)) {
-        words++;
-        alnum++;
-        digit = true;
-      } else if (isLetter(c)) {
-        words++;
-        alnum++;
-      } else if (c > Char.LastAscii) words++;
+      if (c > Char.LastAscii) words++;
+      else {
+        const kind = ASCII_KIND[c] as number;
+        if (kind !== AsciiKind.Other) {
+          words++;
+          alnum++;
+          if (kind === AsciiKind.Digit) digit = true;
+        }
+      }
     }
     if (digit) volatile = scanVolatile(u, from, to);
     this.a = a;

@@ -12,6 +12,8 @@ import { SpanReading } from './span-reading.js';
 import { TraceState, type SpanNames, type StartedToolSpan } from './trace-state.js';
 import type { TraceStore } from './trace-store.js';
 
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
 /** A tool span that ended, as the processor hands it on: where it happened, and its call. */
 export interface EndedToolCall extends Omit<DetectionSite, 'span'> {
   /** The call, for the engine; undefined when its fields could not be read or the guard answered it. */
@@ -180,8 +182,24 @@ export class ToolSpans {
     const batchComplete = 'complete' in batch ? batch.complete : state.sequence.leave(batch);
     this.traces.get(traceId);
     const fields = reading !== undefined ? reading.readCall(start.adapter) : start.adapter.readToolCall(span);
-    const site = { trace: state, traceId, spanId, parentContext: start.parentContext, parentId: start.parentId, batchComplete, alone: hasNoParent(span) };
-    if (!fields) return { ...site, call: undefined, decision: undefined, attributes: undefined, toolName: undefined, promptName: undefined };
+    // The answer in its final shape from the start, filled in below: spreading a shared part into
+    // each answer instead cost more than the rest of this method (bench/NOTES.md, outside the
+    // fingerprint and heap per tool call).
+    const out: Writable<EndedToolCall> = {
+      trace: state,
+      traceId,
+      spanId,
+      parentContext: start.parentContext,
+      parentId: start.parentId,
+      batchComplete,
+      alone: hasNoParent(span),
+      call: undefined,
+      decision: undefined,
+      attributes: undefined,
+      toolName: undefined,
+      promptName: undefined,
+    };
+    if (!fields) return out;
     if (start.parentId === undefined && !this.parentlessSaid) {
       // The commonest reason for "no detections": without a registered context manager every
       // tool span starts a trace of its own, and loops are found among the calls of one trace.
@@ -207,11 +225,13 @@ export class ToolSpans {
     agentName ??= state.lastAgent;
     const { toolName } = fields;
     this.onToolCall?.(toolName, promptName);
+    out.toolName = toolName;
+    out.promptName = promptName;
 
     const mark = takeGuardMark(span);
     if (mark) {
       const d = mark.detection;
-      const decision: LoopDetection | undefined = mark.event
+      out.decision = mark.event
         ? {
             ...d,
             traceId,
@@ -221,11 +241,12 @@ export class ToolSpans {
             ...(d.agentName === undefined && agentName !== undefined ? { agentName } : {}),
           }
         : undefined;
-      return { ...site, call: undefined, decision, attributes: { [ATTR_LOOP_ACTION]: mark.action }, toolName, promptName };
+      out.attributes = { [ATTR_LOOP_ACTION]: mark.action };
+      return out;
     }
 
     // one shape for every call, absent fields undefined
-    const call: RawToolCall = {
+    out.call = {
       toolName,
       arguments: fields.arguments,
       result: fields.result,
@@ -238,7 +259,7 @@ export class ToolSpans {
       promptName,
       agentName,
     };
-    return { ...site, call, decision: undefined, attributes: undefined, toolName, promptName };
+    return out;
   }
 
   /**

@@ -81,6 +81,24 @@ describe('fingerprints', () => {
     expect(result({ total: 0, items: [] }).informative).toBe(1);
   });
 
+  it('read the member names of deep, wide JSON text as its structure, repeated names in an inner object included', () => {
+    // 40 levels of 20 members: the text hasher's name stack grows past its first size, then goes back to it
+    const wide = (level: number): Record<string, unknown> => {
+      const o: Record<string, unknown> = {};
+      for (let k = 0; k < 20; k++) o[`m${k}`] = level > 0 && k === 19 ? wide(level - 1) : `${level}.${k}`;
+      return o;
+    };
+    const deepWide = wide(40);
+    expect(result(JSON.stringify(deepWide)).hash).toBe(result(deepWide).hash);
+    // an inner object's names are told apart from its outer object's: the same names inside are no repeat
+    expect(result('{"a":1,"b":{"a":2,"b":3}}').hash).toBe(result({ a: 1, b: { a: 2, b: 3 } }).hash);
+    // a name repeated inside the inner object: JSON.parse keeps the last, and so does the fingerprint
+    expect(result('{"a":1,"b":{"c":2,"c":3}}').hash).toBe(result({ a: 1, b: { c: 3 } }).hash);
+    expect(result('{"a":1,"b":{"c":2,"c":3}}').hash).not.toBe(result({ a: 1, b: { c: 2 } }).hash);
+    // after a deep text the next one reads as before
+    expect(result('{"x":[1,{"y":2}]}').hash).toBe(result({ x: [1, { y: 2 }] }).hash);
+  });
+
   it('handle cycles, deep nesting, huge values and odd types without throwing', () => {
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic.self = cyclic;
