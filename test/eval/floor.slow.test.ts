@@ -20,24 +20,14 @@ const dev = real.filter((r) => r.split !== 'test');
 const test = real.filter((r) => r.split === 'test');
 
 /**
- * Where the first look at the sources added for issue 27 broke the floor on their held-out test
- * splits (FINDINGS.md, "First look at the MCP sources" and "First look at the BFCL memory and
- * Terminal-Bench sources"): listed, not hidden, and scored at the end only (the dev splits' breaks
- * are fixed: the dev floor below holds). Issue 27 is done when this list is empty.
+ * Where the held-out test splits of the sources added for issue 27 break the floor, as scored at
+ * the end of issue 27's rule work (FINDINGS.md, "The test split, scored at the end"; 12 breaks at
+ * first look): listed, not hidden, and scored only on request. A fix comes from a mechanism found
+ * on dev runs or a new source, then a freshly drawn test split; issue 27 is done when this is empty.
  */
-const FIRST_LOOK_TEST_BREAKS = [
+const TEST_SPLIT_BREAKS = [
   'toolathlon [test] claude-4.5-sonnet/k8s-redis-helm-upgrade: honest run stopped',
-  'toolathlon [test] deepseek-v3.2-exp/reimbursement-form-filler: honest run stopped',
-  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_kv_prereq_11-healthcare-1: honest run stopped',
-  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_kv_prereq_13-healthcare-3: honest run stopped',
   'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_kv_prereq_16-finance-1: loop not caught',
-  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_18-finance-3: honest run stopped',
-  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_rec_sum_prereq_22-student-0: honest run stopped',
-  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_vector_prereq_1-customer-1: honest run stopped',
-  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_vector_prereq_12-healthcare-2: honest run stopped',
-  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_vector_prereq_13-healthcare-3: honest run stopped',
-  'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_vector_prereq_23-student-1: honest run stopped',
-  'bfcl-memory-qwen3 [test] Qwen3-8B/memory_rec_sum_prereq_17-finance-2: honest run stopped',
 ];
 const synthetic = evaluateCorpus(loadSyntheticCorpus());
 
@@ -98,8 +88,8 @@ describe('the floor', () => {
     }
   });
 
-  it.skipIf(process.env.LOOPWATCH_SCORE_TEST !== '1')('holds on the held-out test split as far as the first look let it (scored at the end)', () => {
-    expect(floorFailures(test).map((f) => `${f.corpus} ${f.runId}: ${f.problem}`)).toEqual(FIRST_LOOK_TEST_BREAKS);
+  it.skipIf(process.env.LOOPWATCH_SCORE_TEST !== '1')('breaks on the held-out test split only where it did when scored at the end', () => {
+    expect(floorFailures(test).map((f) => `${f.corpus} ${f.runId}: ${f.problem}`)).toEqual(TEST_SPLIT_BREAKS);
   });
 });
 
