@@ -68,17 +68,49 @@ export interface ModelUsage {
  * Runs on the spans of traces loopwatch tracks: a handful of reads for a span that is not a model call.
  */
 export function readModelUsage(span: SpanView): ModelUsage | undefined {
-  const a = span.attributes;
-  const aiOperation = a[ATTR_AI_OPERATION_ID];
-  if (aiOperation !== undefined) return AI_SDK_MODEL_CALLS.has(aiOperation as string) ? aiSdkUsage(a) : undefined;
-  const openInferenceKind = a[ATTR_OPENINFERENCE_SPAN_KIND];
-  if (openInferenceKind !== undefined) return openInferenceKind === 'LLM' ? openInferenceUsage(a) : undefined;
-  const langsmithKind = a[ATTR_LANGSMITH_SPAN_KIND];
-  if (langsmithKind !== undefined && langsmithKind !== 'llm') return undefined;
-  if (a[ATTR_LANGFUSE_OBSERVATION_TYPE] === 'generation') return langfuseUsage(a) ?? genAiUsage(a);
-  const operation = a[ATTR_GEN_AI_OPERATION_NAME];
-  if (operation !== undefined && !GEN_AI_INFERENCE.has(operation as string)) return undefined;
-  return genAiUsage(a);
+  const out = new ModelUsageReading();
+  return out.read(span) ? { input: out.input, output: out.output, cacheRead: out.cacheRead, requestModel: out.requestModel, responseModel: out.responseModel } : undefined;
+}
+
+/**
+ * `readModelUsage` into fields of its own, reused from span to span: the span processor reads the
+ * usage of every model call of a tracked trace, and one object a call was most of what that
+ * allocated (bench/NOTES.md, heap allocated per tool call).
+ */
+export class ModelUsageReading implements ModelUsage {
+  input = 0;
+  output = 0;
+  cacheRead = 0;
+  requestModel: string | undefined = undefined;
+  responseModel: string | undefined = undefined;
+
+  /** Reads the span's usage into the fields (see `readModelUsage`); false, the fields left as they were, when it reports none. */
+  read(span: SpanView): boolean {
+    const a = span.attributes;
+    const aiOperation = a[ATTR_AI_OPERATION_ID];
+    if (aiOperation !== undefined) return AI_SDK_MODEL_CALLS.has(aiOperation as string) && aiSdkUsage(this, a);
+    const openInferenceKind = a[ATTR_OPENINFERENCE_SPAN_KIND];
+    if (openInferenceKind !== undefined) return openInferenceKind === 'LLM' && openInferenceUsage(this, a);
+    const langsmithKind = a[ATTR_LANGSMITH_SPAN_KIND];
+    if (langsmithKind !== undefined && langsmithKind !== 'llm') return false;
+    if (a[ATTR_LANGFUSE_OBSERVATION_TYPE] === 'generation') return langfuseUsage(this, a) || genAiUsage(this, a);
+    const operation = a[ATTR_GEN_AI_OPERATION_NAME];
+    if (operation !== undefined && !GEN_AI_INFERENCE.has(operation as string)) return false;
+    return genAiUsage(this, a);
+  }
+
+  /** Sets the fields from what a convention reported; false when it reported no token count. */
+  set(input: number | undefined, output: number | undefined, cacheRead: number | undefined, requestModel: string | undefined, responseModel: string | undefined): boolean {
+    if (input === undefined && output === undefined) return false;
+    const inputTokens = input ?? 0;
+    this.input = inputTokens;
+    this.output = output ?? 0;
+    // a cache can only serve what was sent
+    this.cacheRead = Math.min(cacheRead ?? 0, inputTokens);
+    this.requestModel = requestModel;
+    this.responseModel = responseModel;
+    return true;
+  }
 }
 
 type Attributes = Readonly<Record<string, unknown>>;
@@ -94,8 +126,8 @@ const AI_SDK_MODEL_CALLS: ReadonlySet<string> = new Set([
 /** gen_ai operations that are one inference (semantic conventions: the model spans). */
 const GEN_AI_INFERENCE: ReadonlySet<string> = new Set(['chat', 'text_completion', 'generate_content']);
 
-function aiSdkUsage(a: Attributes): ModelUsage | undefined {
-  return usage(
+function aiSdkUsage(out: ModelUsageReading, a: Attributes): boolean {
+  return out.set(
     tokens(a[ATTR_AI_USAGE_INPUT_TOKENS]) ?? tokens(a[ATTR_AI_USAGE_PROMPT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_INPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_PROMPT_TOKENS]),
     tokens(a[ATTR_AI_USAGE_OUTPUT_TOKENS]) ?? tokens(a[ATTR_AI_USAGE_COMPLETION_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_COMPLETION_TOKENS]),
     tokens(a[ATTR_AI_USAGE_CACHED_INPUT_TOKENS]) ?? tokens(a[ATTR_AI_USAGE_INPUT_TOKEN_DETAILS_CACHE_READ_TOKENS]),
@@ -104,9 +136,9 @@ function aiSdkUsage(a: Attributes): ModelUsage | undefined {
   );
 }
 
-function openInferenceUsage(a: Attributes): ModelUsage | undefined {
+function openInferenceUsage(out: ModelUsageReading, a: Attributes): boolean {
   const model = nonEmpty(a[ATTR_LLM_MODEL_NAME]);
-  return usage(
+  return out.set(
     tokens(a[ATTR_LLM_TOKEN_COUNT_PROMPT]),
     tokens(a[ATTR_LLM_TOKEN_COUNT_COMPLETION]),
     tokens(a[ATTR_LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ]),
@@ -115,11 +147,11 @@ function openInferenceUsage(a: Attributes): ModelUsage | undefined {
   );
 }
 
-function langfuseUsage(a: Attributes): ModelUsage | undefined {
+function langfuseUsage(out: ModelUsageReading, a: Attributes): boolean {
   const details = parseJsonObject(a[ATTR_LANGFUSE_OBSERVATION_USAGE_DETAILS]);
-  if (details === undefined) return undefined;
+  if (details === undefined) return false;
   const model = nonEmpty(a[ATTR_LANGFUSE_OBSERVATION_MODEL_NAME]);
-  return usage(
+  return out.set(
     tokens(details['input']) ?? tokens(details['prompt_tokens']) ?? tokens(details['input_tokens']),
     tokens(details['output']) ?? tokens(details['completion_tokens']) ?? tokens(details['output_tokens']),
     undefined,
@@ -128,36 +160,17 @@ function langfuseUsage(a: Attributes): ModelUsage | undefined {
   );
 }
 
-function genAiUsage(a: Attributes): ModelUsage | undefined {
+function genAiUsage(out: ModelUsageReading, a: Attributes): boolean {
   const input = tokens(a[ATTR_GEN_AI_USAGE_INPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_PROMPT_TOKENS]);
   const output = tokens(a[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_COMPLETION_TOKENS]);
-  if (input === undefined && output === undefined) return undefined;
-  return usage(
+  if (input === undefined && output === undefined) return false;
+  return out.set(
     input,
     output,
     tokens(a[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]) ?? tokens(a[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_TRACELOOP]),
     nonEmpty(a[ATTR_GEN_AI_REQUEST_MODEL]),
     nonEmpty(a[ATTR_GEN_AI_RESPONSE_MODEL]),
   );
-}
-
-function usage(
-  input: number | undefined,
-  output: number | undefined,
-  cacheRead: number | undefined,
-  requestModel: string | undefined,
-  responseModel: string | undefined,
-): ModelUsage | undefined {
-  if (input === undefined && output === undefined) return undefined;
-  const inputTokens = input ?? 0;
-  return {
-    input: inputTokens,
-    output: output ?? 0,
-    // a cache can only serve what was sent
-    cacheRead: Math.min(cacheRead ?? 0, inputTokens),
-    requestModel,
-    responseModel,
-  };
 }
 
 /** A token count: a non-negative number, or its decimal text (OTLP/JSON writes 64-bit integers as strings). */

@@ -1,4 +1,4 @@
-import { readModelUsage } from '../conventions/usage.js';
+import { ModelUsageReading } from '../conventions/usage.js';
 import { PriceTable } from '../cost/prices.js';
 import { traceLoopSummary, type TraceLoopSummary } from '../cost/summary.js';
 import { TraceSpend } from '../cost/trace-spend.js';
@@ -25,6 +25,8 @@ export interface SpendOutputOptions {
  */
 export class SpendOutputs {
   private readonly prices: PriceTable | undefined;
+  /** The usage of the model call being read (one object for all of them). */
+  private readonly usage = new ModelUsageReading();
 
   constructor(private readonly options: SpendOutputOptions) {
     this.prices = PriceTable.of(options.prices, (model) => log.warn(`no price for model ${model} in the prices option; loops on it are reported in tokens only`));
@@ -52,8 +54,8 @@ export class SpendOutputs {
   spanEnded(span: ReadableToolSpan, state: TraceState | undefined): void {
     const spend = state?.spend;
     if (spend === undefined) return;
-    const u = readModelUsage(span);
-    if (u === undefined) return;
+    const u = this.usage;
+    if (!u.read(span)) return;
     const delta = spend.modelCall(hrTimeToMs(span.startTime), u.input, u.output, this.prices !== undefined ? this.prices.usd(u) : Number.NaN);
     if (delta !== undefined) this.options.metrics?.recordLoopSpend(delta, state?.firstDetection?.promptName);
   }
