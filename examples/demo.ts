@@ -114,7 +114,7 @@ async function main(): Promise<number> {
   const tracesFile = join(dir, 'traces.jsonl');
   writeFileSync(tracesFile, `${new TextDecoder().decode(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans()))}\n`);
   const shown = relative(process.cwd(), tracesFile);
-  say(`Next: scan the exported spans after the fact (the CLI runs from source in a checkout; \`npx loopwatch\` once installed):`);
+  say(`Next: scan the exported spans after the fact (the CLI runs from source in a checkout; \`npx -y @loopwatch/cli\` once published):`);
   say(`  npm run loopwatch -- scan ${shown}`);
   say(`  npm run loopwatch -- scan --report ${join(relative(process.cwd(), dir), 'report.html')} ${shown}`);
   await provider.shutdown();
