@@ -103,7 +103,7 @@ async function runMcp(command: string[], flags: McpFlags, io: CliIo, version: st
   }
   // OpenTelemetry's own warnings (an exporter that cannot reach its endpoint) are ours to show
   diag.setLogger({ error: (m) => say(m), warn: (m) => say(m), info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
-  const telemetry = McpTelemetry.fromEnv(io.env, version, say);
+  const telemetry = await McpTelemetry.fromEnv(io.env, version, say);
   const guarding = `mode ${engine.config.mode}, action ${flags.action}; a run is the client's trace, else the session until ${flags.idleGap} ms idle; ${telemetry.describe}`;
 
   if (flags.upstream !== undefined) {

@@ -2,13 +2,6 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
-import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
-import { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '../conventions/attributes.js';
 import { ConfigError, type LoopwatchConfig } from '../detector/config/index.js';
 import { LoopEngine } from '../detector/engine.js';
@@ -117,7 +110,7 @@ async function runServe(flags: ServeFlags, io: CliIo, version: string): Promise<
   const encoding: OtlpEncoding = flags.forwardProtocol === 'http/json' ? 'json' : 'protobuf';
   // a spool writes counts down once their export succeeded (see SpoolLedger)
   let countsExported = (_collectedAt: number): void => undefined;
-  const telemetry = telemetryProviders(env, forward, encoding, version, (at) => countsExported(at));
+  const telemetry = await telemetryProviders(env, forward, encoding, version, (at) => countsExported(at));
   const spoolDir = flags.spool ?? (env.LOOPWATCH_SERVE_SPOOL_DIR || undefined);
   const server = new LoopwatchServer({
     host: flags.host,
@@ -221,7 +214,9 @@ function otlpHeaders(text: string | undefined): Record<string, string> {
  * OTEL_METRIC_EXPORT_INTERVAL, 10 s here). Counters are cumulative, so they are exact whatever
  * the collector does with batches.
  */
-function telemetryProviders(env: CliIo['env'], forward: string, encoding: OtlpEncoding, version: string, onExported: (collectedAt: number) => void) {
+async function telemetryProviders(env: CliIo['env'], forward: string, encoding: OtlpEncoding, version: string, onExported: (collectedAt: number) => void) {
+  // imported when serve starts, and only the encoding in use: the other commands and usage errors start without them
+  const { resourceFromAttributes } = await import('@opentelemetry/resources');
   const resource = resourceFromAttributes({
     [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? 'loopwatch-serve',
     [ATTR_SERVICE_VERSION]: version,
@@ -233,21 +228,33 @@ function telemetryProviders(env: CliIo['env'], forward: string, encoding: OtlpEn
   const metricsUrl = env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ?? `${base}/v1/metrics`;
   const logsUrl = env.OTEL_EXPORTER_OTLP_LOGS_ENDPOINT ?? `${base}/v1/logs`;
   const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL ?? 10_000);
-  const meterProvider = metricsOn
-    ? new MeterProvider({
+  const metrics = metricsOn ? await import('@opentelemetry/sdk-metrics') : undefined;
+  const metricExporter = !metricsOn
+    ? undefined
+    : encoding === 'json'
+      ? new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter({ url: metricsUrl })
+      : new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter({ url: metricsUrl });
+  const logs = logsOn ? await import('@opentelemetry/sdk-logs') : undefined;
+  const logExporter = !logsOn
+    ? undefined
+    : encoding === 'json'
+      ? new (await import('@opentelemetry/exporter-logs-otlp-http')).OTLPLogExporter({ url: logsUrl })
+      : new (await import('@opentelemetry/exporter-logs-otlp-proto')).OTLPLogExporter({ url: logsUrl });
+  const meterProvider = metrics && metricExporter
+    ? new metrics.MeterProvider({
         resource,
         readers: [
-          new PeriodicExportingMetricReader({
-            exporter: new ReportingExporter(encoding === 'json' ? new JsonMetricExporter({ url: metricsUrl }) : new ProtoMetricExporter({ url: metricsUrl }), onExported),
+          new metrics.PeriodicExportingMetricReader({
+            exporter: new ReportingExporter(metricExporter, onExported),
             exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 10_000,
           }),
         ],
       })
     : undefined;
-  const loggerProvider = logsOn
-    ? new LoggerProvider({
+  const loggerProvider = logs && logExporter
+    ? new logs.LoggerProvider({
         resource,
-        processors: [new BatchLogRecordProcessor({ exporter: encoding === 'json' ? new JsonLogExporter({ url: logsUrl }) : new ProtoLogExporter({ url: logsUrl }) })],
+        processors: [new logs.BatchLogRecordProcessor({ exporter: logExporter })],
       })
     : undefined;
   return {

@@ -1,12 +1,7 @@
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapGetter, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
-import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { MeterProvider } from '@opentelemetry/sdk-metrics';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { ATTR_ERROR_TYPE, ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_NAME, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION, GEN_AI_OPERATION_EXECUTE_TOOL } from '../conventions/attributes.js';
 import { ATTR_MCP_METHOD_NAME, ATTR_MCP_SESSION_ID } from '../conventions/mcp.js';
 import type { LoopDetection } from '../detector/types.js';
@@ -104,12 +99,15 @@ export class McpTelemetry {
     this.describe = describe;
   }
 
-  static fromEnv(env: Env, version: string, onProblem: (message: string) => void): McpTelemetry {
+  /** The SDK and exporters are imported here, when telemetry is on, not at start: the proxy and every other command start without them. */
+  static async fromEnv(env: Env, version: string, onProblem: (message: string) => void): Promise<McpTelemetry> {
     if (truthy(env.OTEL_SDK_DISABLED)) return new McpTelemetry(undefined, undefined, version, 'spans off (OTEL_SDK_DISABLED)', onProblem);
     const tracesExporter = listed(env.OTEL_TRACES_EXPORTER);
     const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
     const spansOn = tracesExporter ? tracesExporter.includes('otlp') : endpoint !== undefined && endpoint !== '';
     const metricsOn = listed(env.OTEL_METRICS_EXPORTER)?.includes('otlp') === true;
+    if (!spansOn && !metricsOn) return new McpTelemetry(undefined, undefined, version, 'spans off (set OTEL_EXPORTER_OTLP_ENDPOINT)', onProblem);
+    const { detectResources, envDetector, resourceFromAttributes } = await import('@opentelemetry/resources');
     const detected = detectResources({ detectors: [envDetector] });
     const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'loopwatch-mcp', [ATTR_SERVICE_VERSION]: version }).merge(detected);
     const parts: string[] = [];
@@ -117,7 +115,9 @@ export class McpTelemetry {
     if (spansOn) {
       const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
       if (protocol === 'http/protobuf' || protocol === 'http/json') {
-        const exporter = protocol === 'http/json' ? new JsonTraceExporter() : new ProtoTraceExporter();
+        const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+        const exporter =
+          protocol === 'http/json' ? new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter() : new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
         tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
         parts.push(`spans over OTLP ${protocol}${endpoint ? ` to ${endpoint}` : ''}`);
       } else {
@@ -129,11 +129,14 @@ export class McpTelemetry {
     if (metricsOn) {
       const protocol = env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
       const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL ?? 60_000);
+      const { MeterProvider, PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
+      const exporter =
+        protocol === 'http/json' ? new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter() : new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter();
       meterProvider = new MeterProvider({
         resource,
         readers: [
           new PeriodicExportingMetricReader({
-            exporter: protocol === 'http/json' ? new JsonMetricExporter() : new ProtoMetricExporter(),
+            exporter,
             exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 60_000,
           }),
         ],

@@ -3,7 +3,7 @@
  * annotations from tools/list) and the MCP convention adapter, with the real guard and engine.
  */
 import { SpanKind } from '@opentelemetry/api';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { defaultAdapters, findToolAdapter } from '../../src/conventions/index.js';
 import { mcpAdapter } from '../../src/conventions/mcp.js';
 import { LoopEngine } from '../../src/detector/engine.js';
@@ -55,10 +55,14 @@ describe('SseReader', () => {
 });
 
 describe('McpCallGuard', () => {
+  let offTelemetry: McpTelemetry;
+  beforeAll(async () => {
+    offTelemetry = await McpTelemetry.fromEnv({}, 'test', () => undefined);
+  });
   let clock = 0;
   const lines: string[] = [];
   const guard = (idleGapMs = 60_000): McpCallGuard =>
-    new McpCallGuard({ engine: new LoopEngine(), action: 'graduated', idleGapMs, telemetry: McpTelemetry.fromEnv({}, 'test', () => undefined), transport: 'pipe', say: (l) => lines.push(l), now: () => clock });
+    new McpCallGuard({ engine: new LoopEngine(), action: 'graduated', idleGapMs, telemetry: offTelemetry, transport: 'pipe', say: (l) => lines.push(l), now: () => clock });
   const session: McpSession = { key: 'stdio', sessionId: 's1' };
   const call = (id: number, name: string, args: object, meta?: object) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } });
   const failure = (id: number) => ({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'boom' }], isError: true } });
