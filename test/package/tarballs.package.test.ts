@@ -65,8 +65,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function bareImports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const found = new Set<string>();
-  for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"([^"./][^"]*)"|(?:^|\n)import\s+"([^"./][^"]*)"|createRequire\([^)]*\)\("([^"./][^"]*)"\)/g)) {
-    found.add((m[1] ?? m[2] ?? m[3] ?? '').replace(/^node:/, ''));
+  // static imports, side-effect imports, require through createRequire, and import("...") of what is loaded when needed
+  for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"([^"./][^"]*)"|(?:^|\n)import\s+"([^"./][^"]*)"|createRequire\([^)]*\)\("([^"./][^"]*)"\)|\bimport\("([^"./][^"]*)"\)/g)) {
+    found.add((m[1] ?? m[2] ?? m[3] ?? m[4] ?? '').replace(/^node:/, ''));
   }
   return [...found];
 }
