@@ -18,6 +18,8 @@ export const ATTR_NETWORK_TRANSPORT = 'network.transport';
 export const ATTR_NETWORK_PROTOCOL_NAME = 'network.protocol.name';
 export const ATTR_RPC_RESPONSE_STATUS_CODE = 'rpc.response.status_code';
 
+const SPANS_OFF = 'spans off (set OTEL_EXPORTER_OTLP_ENDPOINT)';
+
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /** Where a call came in: stdio (`pipe`) or Streamable HTTP (`tcp`, `http`). */
@@ -106,7 +108,7 @@ export class McpTelemetry {
     const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
     const spansOn = tracesExporter ? tracesExporter.includes('otlp') : endpoint !== undefined && endpoint !== '';
     const metricsOn = listed(env.OTEL_METRICS_EXPORTER)?.includes('otlp') === true;
-    if (!spansOn && !metricsOn) return new McpTelemetry(undefined, undefined, version, 'spans off (set OTEL_EXPORTER_OTLP_ENDPOINT)', onProblem);
+    if (!spansOn && !metricsOn) return new McpTelemetry(undefined, undefined, version, SPANS_OFF, onProblem);
     const { detectResources, envDetector, resourceFromAttributes } = await import('@opentelemetry/resources');
     const detected = detectResources({ detectors: [envDetector] });
     const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'loopwatch-mcp', [ATTR_SERVICE_VERSION]: version }).merge(detected);
@@ -124,7 +126,7 @@ export class McpTelemetry {
         onProblem(`OTLP protocol ${JSON.stringify(protocol)} is not supported here (http/protobuf or http/json); spans are off`);
       }
     }
-    if (!tracerProvider) parts.push('spans off (set OTEL_EXPORTER_OTLP_ENDPOINT)');
+    if (!tracerProvider) parts.push(SPANS_OFF);
     let meterProvider: MeterProvider | undefined;
     if (metricsOn) {
       const protocol = env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
