@@ -1,7 +1,7 @@
 import { formatSpend, formatTokens, formatUsd } from '../cost/format.js';
 import type { SpendTotals, LoopSpendTotals } from '../cost/totals.js';
 import type { LoopDetection } from '../detector/types.js';
-import type { ReplayedTrace } from '../replay/trace-replay.js';
+import type { ReplayedTrace } from '../replay/types.js';
 import type { ScanStats } from './scan.js';
 import { jsonForTerminal, printable } from './terminal-text.js';
 

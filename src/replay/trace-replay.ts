@@ -1,167 +1,15 @@
-import { findToolAdapter, readAgentName, readPromptName, readUserMessages } from '../conventions/index.js';
+import { findToolAdapter, readAgentName, readPromptName } from '../conventions/index.js';
 import type { ConventionAdapter } from '../conventions/types.js';
+import type { PriceTable } from '../cost/prices.js';
 import type { LoopEngine } from '../detector/engine.js';
 import { buildToolCall } from '../detector/tool-call.js';
-import { userMessageHash } from '../detector/user-message.js';
-import type { Hash } from '../fingerprint/hash.js';
-import type { PriceTable } from '../cost/prices.js';
-import type { LoopSpend } from '../cost/trace-cost.js';
-import type { TraceDetector } from '../detector/trace-detector.js';
-import type { LoopDetection, ToolCall } from '../detector/types.js';
-import { replaySequence, START_QUANTUM_MS } from '../sequence/call-sequence.js';
-import { TraceSpend } from '../cost/trace-spend.js';
-import { RecencyList, type Linked } from './recency.js';
-import { ModelCallQueue, modelCallOf, type ModelCallRecord } from './replay-cost.js';
-import type { ReplaySpan } from './types.js';
-
-/** A tool call read from a span, waiting for its trace to be complete. */
-interface PendingCall {
-  readonly call: ToolCall;
-  /** Arrival order: exporters receive spans in the order they ended. */
-  readonly seq: number;
-  readonly spanId: string;
-  readonly parentId: string | undefined;
-  readonly start: number;
-  readonly end: number;
-  /** Reported in an earlier completion of the same trace (see `ReplayOptions.retainTraces`). */
-  readonly reported: boolean;
-}
-
-/**
- * The user messages a span recorded (a model call's input), heard when the span ended, as the
- * live processor hears them: before every call that ends after it.
- */
-interface UserInput {
-  readonly end: number;
-  /** Arrival order, as `PendingCall.seq` (ties of end times). */
-  readonly seq: number;
-  readonly messages: readonly Hash[];
-}
-
-/** Parent and names of every span seen in an open trace: enough to walk up to an ancestor's prompt. */
-interface SpanLink {
-  readonly parentId: string | undefined;
-  readonly prompt: string | undefined;
-  readonly agent: string | undefined;
-}
-
-/**
- * What the replayer's own state costs in memory, as estimates (bytes of heap per trace, span link,
- * tool call and model call, measured in bench/NOTES.md): with `ReplayOptions.weigh` they bound a
- * trace, the held traces and the remembered ones in bytes, not only their payloads.
- */
-export const STATE_BYTES = { trace: 640, link: 160, call: 480, model: 200 } as const;
-
-/** What makes two detections of a trace the same one for reporting: kind, level and fingerprint. */
-const detectionKey = (d: LoopDetection): string => `${d.kind} ${d.level} ${d.fingerprint}`;
-
-class PendingTrace<P> implements Linked<PendingTrace<P>> {
-  newer: PendingTrace<P> | undefined;
-  older: PendingTrace<P> | undefined;
-  /** Bytes of the payloads held (`ReplayOptions.weigh`). */
-  payloadBytes = 0;
-  /** Estimated bytes of the calls, links and model calls (see `STATE_BYTES`). */
-  stateBytes = 0;
-  calls: PendingCall[] = [];
-  /** Model calls with usage (what loops cost). */
-  models: ModelCallRecord[] = [];
-  /** What the user said, and when (see `UserInput`). */
-  userInputs: UserInput[] = [];
-  links = new Map<string, SpanLink>();
-  /** What the caller handed in with each span (serve: the span itself, to forward). */
-  readonly payloads: P[] = [];
-  lastPrompt: string | undefined;
-  lastAgent: string | undefined;
-  rootSeen = false;
-  /** Span counter at this trace's latest span. */
-  lastActivity = 0;
-  /** Clock (ms) at this trace's latest span; only with `ReplayOptions.clock`. */
-  lastTime = 0;
-  /** Spans added since the trace was opened (or continued). */
-  spanCount = 0;
-  /** Late spans of a trace completed before (see `ReplayOptions.retainTraces`). */
-  continued = false;
-  /** The loop spend reported when the trace was completed before. */
-  previousLoopSpend: LoopSpend | undefined;
-  /** Detections reported when the trace was completed before, by `detectionKey`. */
-  reportedDetections: ReadonlyMap<string, number> | undefined;
-  /** Prompt template of the first detection, once there is one. */
-  loopPrompt: string | undefined;
-  hasLoop = false;
-  constructor(readonly traceId: string) {}
-}
-
-/** What a completed trace leaves behind for its late spans (see `ReplayOptions.retainTraces`). */
-interface RetainedTrace extends Linked<RetainedTrace> {
-  readonly traceId: string;
-  /** Estimated bytes of its calls, links and model calls. */
-  readonly stateBytes: number;
-  readonly calls: PendingCall[];
-  readonly models: ModelCallRecord[];
-  readonly userInputs: UserInput[];
-  readonly loopSpend: LoopSpend | undefined;
-  readonly reportedDetections: ReadonlyMap<string, number> | undefined;
-  readonly loopPrompt: string | undefined;
-  readonly hasLoop: boolean;
-  readonly links: Map<string, SpanLink>;
-  readonly lastPrompt: string | undefined;
-  readonly lastAgent: string | undefined;
-  readonly rootSeen: boolean;
-}
-
-/** One tool call of a finished trace: name, order, timing and outcome, never arguments or results. */
-export interface ReplayedCall {
-  readonly toolName: string;
-  /** 1-based, by start time (as `LoopDetection.callIndex`). */
-  readonly callIndex: number;
-  /** Epoch milliseconds. */
-  readonly startTime: number;
-  readonly endTime: number;
-  readonly ok: boolean;
-  readonly spanId: string;
-  /** Prompt template name of the call (its own, an ancestor's, or the trace's last), when known. */
-  readonly promptName: string | undefined;
-}
-
-/** A finished trace and what the engine found in it. */
-export interface ReplayedTrace<P = unknown> {
-  readonly traceId: string;
-  readonly toolCalls: number;
-  readonly detections: readonly LoopDetection[];
-  /** When each detection happened: the end (epoch ms) of the call that completed it, in `detections` order. */
-  readonly detectionTimes: readonly number[];
-  /** The trace's tool calls by start time. */
-  readonly calls: readonly ReplayedCall[];
-  readonly promptName: string | undefined;
-  /** Start of the first tool call (epoch ms); NaN without tool calls. */
-  readonly startTime: number;
-  /** The payloads handed to `add` with this trace's spans, in arrival order. */
-  readonly payloads: readonly P[];
-  /**
-   * What the trace's loops cost (see `LoopSpend`): with a detection and model calls that report
-   * usage. For a continued trace, the whole trace's loop spend, not only what is new.
-   */
-  readonly loopSpend?: LoopSpend | undefined;
-  /** For a continued trace: the loop spend reported when it was completed before (what counters have counted already). */
-  readonly previousLoopSpend?: LoopSpend | undefined;
-  /**
-   * Prompt template of the trace's first detection (an earlier completion's, for a continued
-   * trace): where its loop spend is counted.
-   */
-  readonly loopPrompt?: string | undefined;
-  /**
-   * This trace had been completed before and these are its late spans: `calls`, `toolCalls` and
-   * `detections` cover only what is new (the earlier calls still count for the engine).
-   */
-  readonly continued: boolean;
-}
-
-/**
- * Why a trace was completed: it may help to tell a finished trace from one cut by a bound.
- * `bound`: completed early to make room (open traces, held spans or bytes); `cut`: the trace
- * alone outgrew `maxTraceBytes`, and its later spans continue it.
- */
-export type CompletionReason = 'root' | 'quiet' | 'linger' | 'bound' | 'cut' | 'finish';
+import { evaluateTrace } from './evaluate-trace.js';
+import { RecencyList } from './recency.js';
+import { modelCallOf } from './replay-cost.js';
+import { RetainedTraces } from './retained-traces.js';
+import { PendingTrace, STATE_BYTES } from './trace-state.js';
+import type { CompletionReason, ReplayedTrace, ReplaySpan } from './types.js';
+import { userInputOf } from './user-inputs.js';
 
 export interface ReplayOptions<P = unknown> {
   readonly engine: LoopEngine;
@@ -216,14 +64,11 @@ export class TraceReplayer<P = undefined> {
   private readonly open = new Map<string, PendingTrace<P>>();
   /** The open traces by last activity: the idle ones are at the old end. */
   private readonly recency = new RecencyList<PendingTrace<P>>();
-  private readonly retained = new Map<string, RetainedTrace>();
-  private readonly retainedOrder = new RecencyList<RetainedTrace>();
+  private readonly retained: RetainedTraces;
   private readonly maxOpen: number;
   private readonly maxHeld: number;
-  private readonly maxRetained: number;
   private readonly maxHeldBytes: number;
   private readonly maxTraceBytes: number;
-  private readonly maxRetainedBytes: number;
   spans = 0;
   toolCalls = 0;
   traces = 0;
@@ -233,10 +78,6 @@ export class TraceReplayer<P = undefined> {
   heldSpans = 0;
   /** Bytes of the open traces: payloads (`weigh`) and state (`STATE_BYTES`); 0 without `weigh`. */
   heldBytes = 0;
-  /** Estimated bytes of the remembered traces. */
-  retainedBytes = 0;
-  /** Completed traces not remembered because their state alone was too large (their late spans start over). */
-  forgottenTraces = 0;
   private seq = 0;
 
   private readonly linger: number;
@@ -247,14 +88,23 @@ export class TraceReplayer<P = undefined> {
   constructor(private readonly options: ReplayOptions<P>) {
     this.maxOpen = options.maxOpenTraces ?? 50_000;
     this.maxHeld = options.maxHeldSpans ?? Number.POSITIVE_INFINITY;
-    this.maxRetained = options.retainTraces ?? 0;
+    this.retained = new RetainedTraces(options.retainTraces ?? 0, options.maxRetainedBytes ?? Number.POSITIVE_INFINITY);
     this.maxHeldBytes = options.maxHeldBytes ?? Number.POSITIVE_INFINITY;
     this.maxTraceBytes = options.maxTraceBytes ?? Number.POSITIVE_INFINITY;
-    this.maxRetainedBytes = options.maxRetainedBytes ?? Number.POSITIVE_INFINITY;
     this.linger = options.lingerSpans ?? 20_000;
     this.clock = options.clock;
     this.traceWait = options.traceWaitMs ?? 30_000;
     this.quietAfterRoot = Math.min(options.quietAfterRootMs ?? 1_000, this.traceWait);
+  }
+
+  /** Estimated bytes of the remembered traces. */
+  get retainedBytes(): number {
+    return this.retained.bytes;
+  }
+
+  /** Completed traces not remembered because their state alone was too large (their late spans start over). */
+  get forgottenTraces(): number {
+    return this.retained.forgotten;
   }
 
   /** Traces still open. */
@@ -269,23 +119,8 @@ export class TraceReplayer<P = undefined> {
     if (!trace) {
       trace = new PendingTrace<P>(span.traceId);
       this.open.set(span.traceId, trace);
-      const before = this.maxRetained > 0 ? this.retained.get(span.traceId) : undefined;
-      if (before) {
-        this.forget(before);
-        trace.stateBytes = before.stateBytes;
-        trace.calls = before.calls;
-        trace.models = before.models;
-        trace.userInputs = before.userInputs;
-        trace.links = before.links;
-        trace.lastPrompt = before.lastPrompt;
-        trace.lastAgent = before.lastAgent;
-        trace.rootSeen = before.rootSeen;
-        trace.continued = true;
-        trace.previousLoopSpend = before.loopSpend;
-        trace.reportedDetections = before.reportedDetections;
-        trace.loopPrompt = before.loopPrompt;
-        trace.hasLoop = before.hasLoop;
-      }
+      const before = this.retained.take(span.traceId);
+      if (before) trace.continueFrom(before);
       trace.stateBytes += STATE_BYTES.trace;
       this.heldBytes += trace.stateBytes;
     }
@@ -423,182 +258,27 @@ export class TraceReplayer<P = undefined> {
     this.heldBytes -= trace.payloadBytes + trace.stateBytes;
     this.traces++;
     const calls = trace.calls;
-    const detections: LoopDetection[] = [];
-    const detectionTimes: number[] = [];
-    let replayed: ReplayedCall[] = [];
-    let loopSpend: LoopSpend | undefined;
-    if (calls.length > 0) {
-      const promptOf = new Map<PendingCall, string | undefined>();
-      for (const c of calls) promptOf.set(c, this.resolve(trace, c.spanId, 'prompt') ?? trace.lastPrompt);
-      const detector = this.options.engine.createTrace(trace.traceId);
-      const spend = new TraceSpend(this.options.engine.config.historySize, this.options.prices !== undefined);
-      const models = new ModelCallQueue(trace.models, spend);
-      const unreported: ReplayedCall[] = [];
-      const reportedBefore = trace.reportedDetections;
-      const found = new Map<string, number>();
-      const heard = trace.userInputs.length > 0 ? new HeardInputs(trace.userInputs) : undefined;
-      replaySequence(calls, (c, place) => {
-        // what the user said in a model call that ended first: the engine hears it before the call
-        heard?.before(c, detector);
-        const prompt = promptOf.get(c);
-        const agent = this.resolve(trace, c.spanId, 'agent') ?? trace.lastAgent;
-        if (!c.reported) unreported.push({ toolName: c.call.toolName, callIndex: place.callIndex, startTime: c.start, endTime: c.end, ok: c.call.outcome.ok, spanId: c.spanId, promptName: prompt });
-        const call: ToolCall = {
-          ...c.call,
-          batch: place.batch,
-          callIndex: place.callIndex,
-          ...(prompt !== undefined ? { promptName: prompt } : {}),
-          ...(agent !== undefined ? { agentName: agent } : {}),
-        };
-        models.toolCall(c.end, c.seq);
-        for (const d of detector.record(call, place.batchComplete)) {
-          const { priced } = spend.detection(d, c.end);
-          if (!trace.hasLoop) {
-            trace.hasLoop = true;
-            trace.loopPrompt = d.promptName;
-          }
-          // The whole history gives the whole trace's detections; those of each kind, level and
-          // fingerprint up to the number reported before were reported then. Matching by call
-          // instead loses a detection when late spans are earlier calls: the critical then falls
-          // on a call that was reported with a warning.
-          const key = detectionKey(d);
-          const n = (found.get(key) ?? 0) + 1;
-          found.set(key, n);
-          if (n <= (reportedBefore?.get(key) ?? 0)) continue;
-          detections.push(priced);
-          detectionTimes.push(c.end);
-        }
-      });
-      for (const [key, n] of reportedBefore ?? []) if (n > (found.get(key) ?? 0)) found.set(key, n);
-      trace.reportedDetections = found.size > 0 ? found : undefined;
-      // the trace's calls by start time
-      replayed = unreported.sort((a, b) => a.callIndex - b.callIndex);
-      models.finish();
-      loopSpend = spend.loopSpend();
-    }
+    const verdict = calls.length > 0 ? evaluateTrace(trace, this.options.engine, this.options.prices) : undefined;
     // a loop, not Math.min(...spread): a spread of 200 000 calls overflows the call stack
     let first = calls.length > 0 ? Number.POSITIVE_INFINITY : Number.NaN;
     for (const c of calls) if (c.start < first) first = c.start;
-    if (this.maxRetained > 0) this.retain(trace, loopSpend);
+    if (this.retained.enabled) this.retained.keep(trace, verdict?.loopSpend);
     this.options.onTrace(
       {
         traceId: trace.traceId,
-        toolCalls: replayed.length,
-        detections,
-        detectionTimes,
-        calls: replayed,
+        toolCalls: verdict?.calls.length ?? 0,
+        detections: verdict?.detections ?? [],
+        detectionTimes: verdict?.detectionTimes ?? [],
+        calls: verdict?.calls ?? [],
         promptName: trace.lastPrompt,
         startTime: first,
         payloads: trace.payloads,
         continued: trace.continued,
-        loopSpend,
+        loopSpend: verdict?.loopSpend,
         previousLoopSpend: trace.previousLoopSpend,
         loopPrompt: trace.loopPrompt,
       },
       reason,
     );
   }
-
-  /** Remembers a completed trace for its late spans: calls marked reported, payloads dropped. */
-  private retain(trace: PendingTrace<P>, loopSpend: LoopSpend | undefined): void {
-    const stateBytes = trace.stateBytes - STATE_BYTES.trace;
-    if (stateBytes + STATE_BYTES.trace > this.maxRetainedBytes / 2) {
-      this.forgottenTraces++;
-      return;
-    }
-    const kept: RetainedTrace = {
-      newer: undefined,
-      older: undefined,
-      traceId: trace.traceId,
-      stateBytes,
-      calls: trace.calls.map((c) => (c.reported ? c : { ...c, reported: true })),
-      models: trace.models,
-      userInputs: trace.userInputs,
-      loopSpend,
-      reportedDetections: trace.reportedDetections,
-      loopPrompt: trace.loopPrompt,
-      hasLoop: trace.hasLoop,
-      links: trace.links,
-      lastPrompt: trace.lastPrompt,
-      lastAgent: trace.lastAgent,
-      rootSeen: trace.rootSeen,
-    };
-    this.retained.set(trace.traceId, kept);
-    this.retainedOrder.touch(kept);
-    this.retainedBytes += stateBytes + STATE_BYTES.trace;
-    while (this.retained.size > this.maxRetained || this.retainedBytes > this.maxRetainedBytes) {
-      const oldest = this.retainedOrder.oldest;
-      if (!oldest) break;
-      this.forget(oldest);
-    }
-  }
-
-  private forget(kept: RetainedTrace): void {
-    this.retained.delete(kept.traceId);
-    this.retainedOrder.remove(kept);
-    this.retainedBytes -= kept.stateBytes + STATE_BYTES.trace;
-  }
-
-  /** The span's own name, else the nearest ancestor's (a bounded walk: links may be cyclic in bad files). */
-  private resolve(trace: PendingTrace<P>, spanId: string, kind: 'prompt' | 'agent'): string | undefined {
-    let id: string | undefined = spanId;
-    for (let hops = 0; id !== undefined && hops < 256; hops++) {
-      const link = trace.links.get(id);
-      if (!link) return undefined;
-      const name = kind === 'prompt' ? link.prompt : link.agent;
-      if (name !== undefined) return name;
-      id = link.parentId;
-    }
-    return undefined;
-  }
 }
-
-/**
- * A trace's user inputs, told to the engine in the order the live processor heard them: it hears a
- * model call's input when the model call ends and records a tool call when it ends, so by end
- * time; within the start quantum (a tool started in the millisecond its model call ended may seem
- * to end first, as may a model call started in the millisecond a tool ended), by arrival, which is
- * the order spans ended in.
- */
-class HeardInputs {
-  private readonly inputs: UserInput[];
-  private readonly told: boolean[];
-  /** Every input before it has been told. */
-  private next = 0;
-
-  constructor(inputs: readonly UserInput[]) {
-    this.inputs = [...inputs].sort((a, b) => a.end - b.end || a.seq - b.seq);
-    this.told = new Array<boolean>(this.inputs.length).fill(false);
-  }
-
-  /** Tells `detector` every input heard before the call `c` was recorded. */
-  before(c: PendingCall, detector: TraceDetector): void {
-    const inputs = this.inputs;
-    for (let u = inputs[this.next]; u !== undefined && (this.told[this.next] === true || u.end < c.end - START_QUANTUM_MS); u = inputs[++this.next]) {
-      if (this.told[this.next] !== true) this.tell(this.next, detector);
-    }
-    for (let k = this.next; k < inputs.length; k++) {
-      const u = inputs[k] as UserInput;
-      if (u.end > c.end + START_QUANTUM_MS) break;
-      if (this.told[k] !== true && u.seq < c.seq) this.tell(k, detector);
-    }
-  }
-
-  private tell(k: number, detector: TraceDetector): void {
-    this.told[k] = true;
-    for (const m of this.inputs[k]?.messages ?? []) detector.userMessage(m);
-  }
-}
-
-/** The user messages a span records, as the engine hears them; undefined when it records none. */
-function userInputOf(adapters: readonly ConventionAdapter[], span: ReplaySpan, seq: number): UserInput | undefined {
-  const texts = readUserMessages(adapters, span);
-  if (texts === undefined) return undefined;
-  const messages: Hash[] = [];
-  for (const text of texts) {
-    const h = userMessageHash(text);
-    if (h !== undefined) messages.push(h);
-  }
-  return messages.length > 0 ? { end: span.endTime, seq, messages } : undefined;
-}
-

@@ -6,7 +6,7 @@
 import { LoopSpendTotals } from '../cost/totals.js';
 import type { LoopSpend } from '../cost/trace-cost.js';
 import type { LoopDetection } from '../detector/types.js';
-import type { ReplayedCall, ReplayedTrace } from '../replay/trace-replay.js';
+import type { ReplayedCall, ReplayedTrace } from '../replay/types.js';
 
 /** The label the collector gives runs without a prompt template; the report uses the same. */
 export const NO_TEMPLATE = 'unknown';

@@ -5,7 +5,7 @@ import type { LoopDetection } from '../detector/types.js';
 import { LOOP_EVENT_NAME, LOOP_SUMMARY_EVENT_NAME, loopEventAttributes, loopSummaryAttributes } from '../otel/event-attributes.js';
 import { SpanFlags, Span_EventSchema, type Span } from '../formats/protobuf/gen/opentelemetry/proto/trace/v1/trace_pb.js';
 import { hexOf, keyValue } from '../formats/protobuf/span-view.js';
-import type { ReplayedTrace } from '../replay/trace-replay.js';
+import type { ReplayedTrace } from '../replay/types.js';
 import type { HeldSpan } from './held.js';
 
 export interface AnnotateOptions {

@@ -9,7 +9,7 @@ import { LoopMetrics } from '../otel/loop-metrics.js';
 import { decodeTraceRequest, decodeTraceRequestInSteps, type OtlpEncoding } from '../formats/protobuf/codec.js';
 import type { MeterProvider } from '@opentelemetry/api';
 import type { ExportTraceServiceRequest } from '../formats/protobuf/gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js';
-import type { CompletionReason, ReplayedTrace } from '../replay/trace-replay.js';
+import type { CompletionReason, ReplayedTrace } from '../replay/types.js';
 import { Authorizer, type Credentials } from './auth.js';
 import { MemoryBudget, type MemoryUsage } from './budget.js';
 import { Forwarder, type ForwarderStats } from './forwarder.js';

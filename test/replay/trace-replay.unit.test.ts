@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeTracesData } from '../../src/formats/otlp-json.js';
-import { TraceReplayer, type ReplayedTrace } from '../../src/replay/trace-replay.js';
+import { TraceReplayer } from '../../src/replay/trace-replay.js';
+import type { ReplayedTrace } from '../../src/replay/types.js';
 import { defaultAdapters } from '../../src/conventions/index.js';
 import { LoopEngine } from '../../src/detector/engine.js';
 import { agentTrace, tracesData, type OtlpSpan } from '../support/otlp.js';

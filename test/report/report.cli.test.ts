@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ReportCollector } from '../../src/report/index.js';
 import { bucketsFor, bucketIndex } from '../../src/report/time.js';
-import type { ReplayedTrace } from '../../src/replay/trace-replay.js';
+import type { ReplayedTrace } from '../../src/replay/types.js';
 import type { LoopDetection } from '../../src/index.js';
 import { writeReportFixture } from './support/fixture.js';
 import { runCli } from './support/render.js';
