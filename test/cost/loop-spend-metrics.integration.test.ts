@@ -7,38 +7,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { context, trace, type Tracer } from '@opentelemetry/api';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { LoopDetectionSpanProcessor, type TraceLoopSummary } from '../../src/index.js';
 import { LoopwatchServer } from '../../src/serve/server.js';
 import { FakeDownstream } from '../serve/downstream.js';
+import { metricsHarness } from '../support/metrics.js';
 import { batches, interleave, tracesData } from '../support/otlp.js';
 import { loopCostTraces, DOCS_OUT, docsIn, REFUND_OUT, refundIn, SUPPORT_OUT, supportIn, TRIAGE_OUT, triageIn } from '../support/loop-cost-fixture.js';
 
-function metricsHarness() {
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
-  const meterProvider = new MeterProvider({ readers: [reader] });
-  /** Latest value of the loop-spend series, as `name{label=value,...}`. */
-  const read = async (): Promise<Record<string, number>> => {
-    await reader.forceFlush();
-    const last = exporter.getMetrics().at(-1);
-    const out: Record<string, number> = {};
-    for (const sm of last?.scopeMetrics ?? []) {
-      for (const m of sm.metrics) {
-        if (!m.descriptor.name.startsWith('gen_ai.tool.loop.') || m.descriptor.name === 'gen_ai.tool.loop.detections') continue;
-        for (const p of m.dataPoints) {
-          const labels = Object.entries(p.attributes).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${String(v)}`).join(',');
-          out[`${m.descriptor.name}{${labels}}`] = p.value as number;
-        }
-      }
-    }
-    return out;
-  };
-  return { meterProvider, read };
-}
+/** The loop-spend series, not the detection counter. */
+const SPEND_SERIES = (name: string): boolean => name.startsWith('gen_ai.tool.loop.') && name !== 'gen_ai.tool.loop.detections';
 
 const PRICES = { 'gpt-4o': { input: 2.5, output: 10 } };
 const sum = (from: number, to: number, f: (n: number) => number): number => Array.from({ length: to - from + 1 }, (_, k) => f(from + k)).reduce((a, b) => a + b, 0);
@@ -57,7 +37,7 @@ function run(tracer: Tracer, prompt: string, steps: number): void {
 
 describe('loop-spend counters', () => {
   it('the processor counts each model call inside a loop as it ends: the counters follow the bill while the run is still going', async () => {
-    const { meterProvider, read } = metricsHarness();
+    const { meterProvider, read } = metricsHarness(SPEND_SERIES);
     const summaries: TraceLoopSummary[] = [];
     const loops = new LoopDetectionSpanProcessor({ mode: 'observe', meterProvider, prices: PRICES, onTraceEnd: (s) => void summaries.push(s) });
     const provider = new BasicTracerProvider({ spanProcessors: [loops as unknown as SpanProcessor, new SimpleSpanProcessor(new InMemorySpanExporter())] });
@@ -100,7 +80,7 @@ describe('loop-spend counters', () => {
   });
 
   it('serve counts each completed trace\'s bill, per template, priced where its configuration says', async () => {
-    const { meterProvider, read } = metricsHarness();
+    const { meterProvider, read } = metricsHarness(SPEND_SERIES);
     const down = await new FakeDownstream().start();
     const config = parse(readFileSync(join(import.meta.dirname, '../fixtures/otlp/loop-cost.prices.yaml'), 'utf8')) as object;
     const server = new LoopwatchServer({ port: 0, forward: down.url, limits: { quietAfterRoot: 20 }, meterProvider, config, log: () => undefined });

@@ -5,38 +5,16 @@
  * the cap is reached and exceeded many times over.
  */
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { LoopDetectionSpanProcessor } from '../../src/index.js';
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-function heapAfterGc(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
-
-class CountingExporter implements SpanExporter {
-  exported = 0;
-  export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
-    this.exported += spans.length;
-    done({ code: ExportResultCode.SUCCESS });
-  }
-  shutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
+import { DroppingExporter, heapAfterGc } from '../support/heap.js';
 
 describe('churn', () => {
   it('150 000 traces, 1 in 10 never ending: tracked state stays under maxTraces and the heap stops growing', async () => {
     const maxTraces = 2_000;
     const loops = new LoopDetectionSpanProcessor({ maxTraces });
-    const exporter = new CountingExporter();
+    const exporter = new DroppingExporter();
     const provider = new BasicTracerProvider({
       spanProcessors: [loops as unknown as SpanProcessor, new BatchSpanProcessor(exporter, { maxQueueSize: 1 << 15, maxExportBatchSize: 512, scheduledDelayMillis: 60_000 })],
     });

@@ -6,32 +6,10 @@
  * work done without loopwatch as the baseline.
  */
 import { ROOT_CONTEXT, trace, type Span, type Tracer } from '@opentelemetry/api';
-import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { LoopDetectionSpanProcessor, type LoopDetectionSpanProcessorOptions } from '../../src/index.js';
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-function heapAfterGc(): number {
-  for (let i = 0; i < 3; i++) gc();
-  return process.memoryUsage().heapUsed;
-}
-
-/** Exports and forgets: after export nothing of a span is held but by span processors. */
-class DroppingExporter implements SpanExporter {
-  exported = 0;
-  export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
-    this.exported += spans.length;
-    done({ code: ExportResultCode.SUCCESS });
-  }
-  shutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
+import { DroppingExporter, heapAfterGc } from '../support/heap.js';
 
 interface Pipeline {
   readonly tracer: Tracer;

@@ -5,11 +5,12 @@
 import { context, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import type { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoopDetectionSpanProcessor, type LoopDetection } from '../../src/index.js';
 import { LoopwatchServer } from '../../src/serve/server.js';
+import { metricsHarness } from '../support/metrics.js';
 import { agentTrace, tracesData } from '../support/otlp.js';
 import { FakeDownstream } from '../serve/downstream.js';
 
@@ -17,35 +18,8 @@ const contextManager = new AsyncLocalStorageContextManager();
 beforeAll(() => void context.setGlobalContextManager(contextManager.enable()));
 afterAll(() => void context.disable());
 
-function metricsHarness() {
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
-  const meterProvider = new MeterProvider({ readers: [reader] });
-  /** Latest cumulative value of each series, as `name{label=value,...}`. */
-  const read = async (): Promise<Record<string, number>> => {
-    await reader.forceFlush();
-    const all: ResourceMetrics[] = exporter.getMetrics();
-    const last = all[all.length - 1];
-    const out: Record<string, number> = {};
-    for (const sm of last?.scopeMetrics ?? []) {
-      expect(sm.scope.name).toBe('loopwatch');
-      for (const m of sm.metrics) {
-        // serve's own gauges (memory, spool, connections) are checked in test/serve/limits.integration.test.ts
-        if (m.descriptor.name.startsWith('loopwatch.serve.')) continue;
-        expect((m as { aggregationTemporality?: number }).aggregationTemporality).toBe(AggregationTemporality.CUMULATIVE);
-        for (const p of m.dataPoints) {
-          const labels = Object.entries(p.attributes)
-            .sort(([a], [b]) => a.localeCompare(b))
-            .map(([k, v]) => `${k}=${String(v)}`)
-            .join(',');
-          out[`${m.descriptor.name}{${labels}}`] = p.value as number;
-        }
-      }
-    }
-    return out;
-  };
-  return { meterProvider, read };
-}
+/** The contract's series; serve's own gauges (memory, spool, connections) are checked in test/serve/limits.integration.test.ts. */
+const SERIES = (name: string): boolean => !name.startsWith('loopwatch.serve.');
 
 function logsHarness() {
   const exporter = new InMemoryLogRecordExporter();
@@ -78,7 +52,7 @@ function runAgent(tracer: Tracer, prompt: string, n: number, honest = false): vo
 
 describe('the processor records the contract counters and log records through the real SDKs', () => {
   it('counts every tool call and detection, cumulatively, with the collector path labels', async () => {
-    const { meterProvider, read } = metricsHarness();
+    const { meterProvider, read } = metricsHarness(SERIES);
     const { loggerProvider, records } = logsHarness();
     const detections: LoopDetection[] = [];
     const loops = new LoopDetectionSpanProcessor({ meterProvider, loggerProvider, onLoop: (d) => void detections.push(d) });
@@ -123,7 +97,7 @@ describe('the processor records the contract counters and log records through th
 
 describe('serve records the same counters and log records', () => {
   it('counts what it forwards: tool calls and detections of every completed trace', async () => {
-    const { meterProvider, read } = metricsHarness();
+    const { meterProvider, read } = metricsHarness(SERIES);
     const { loggerProvider, records } = logsHarness();
     const down = await new FakeDownstream().start();
     const server = new LoopwatchServer({ port: 0, forward: down.url, limits: { quietAfterRoot: 20 }, meterProvider, loggerProvider, log: () => undefined });
