@@ -59,6 +59,21 @@ const TOOLATHLON: SourceSpec = {
   heldOut: true,
 };
 
+/** mini-swe-agent's Terminal-Bench leaderboard submission: `tbench-mini-claude4` and a later draw of its trials share this. */
+const TBENCH_MINI_CLAUDE4: SourceSpec = {
+  id: 'tbench-mini-claude4',
+  title: 'mini-swe-agent (the mini command line, one bash tool with return codes) + Claude Sonnet 4 on Terminal-Bench core 0.1.1, five runs of the task set (runs ended by the harness time limit included)',
+  repo: 'laude-institute/terminal-bench-leaderboard',
+  licence: 'none stated in the repository; the Terminal-Bench maintainers publish these leaderboard logs for inspection (Terminal-Bench itself is Apache-2.0)',
+  origin: 'results/terminal-bench-core@0.1.1/20250825_swe-agent-mini_claude-4-sonnet (terminal recordings and results.json per trial)',
+  format: 'terminal-bench-mini',
+  paths: /^results\/terminal-bench-core@0\.1\.1\/20250825_swe-agent-mini_claude-4-sonnet\/.+\/(?:sessions\/agent\.cast|results\.json)$/,
+  agent: 'mini-swe-agent',
+  model: 'claude-sonnet-4-20250514',
+  sample: { always: /^(?!submitted$)/, others: 130 },
+  heldOut: true,
+};
+
 export const SOURCES: readonly SourceSpec[] = [
   {
     id: 'swe-agent-lm32b',
@@ -152,24 +167,18 @@ export const SOURCES: readonly SourceSpec[] = [
     base: '2026-05-06T00:00:00Z',
     heldOut: true,
   },
-  {
-    id: 'tbench-mini-claude4',
-    title: 'mini-swe-agent (the mini command line, one bash tool with return codes) + Claude Sonnet 4 on Terminal-Bench core 0.1.1, five runs of the task set (runs ended by the harness time limit included)',
-    repo: 'laude-institute/terminal-bench-leaderboard',
-    licence: 'none stated in the repository; the Terminal-Bench maintainers publish these leaderboard logs for inspection (Terminal-Bench itself is Apache-2.0)',
-    origin: 'results/terminal-bench-core@0.1.1/20250825_swe-agent-mini_claude-4-sonnet (terminal recordings and results.json per trial)',
-    format: 'terminal-bench-mini',
-    paths: /^results\/terminal-bench-core@0\.1\.1\/20250825_swe-agent-mini_claude-4-sonnet\/.+\/(?:sessions\/agent\.cast|results\.json)$/,
-    agent: 'mini-swe-agent',
-    model: 'claude-sonnet-4-20250514',
-    sample: { always: /^(?!submitted$)/, others: 130 },
-    heldOut: true,
-  },
+  TBENCH_MINI_CLAUDE4,
   {
     ...TOOLATHLON,
     id: 'toolathlon-2',
     title: 'Toolathlon, a fresh draw: Claude 4.5 Sonnet and DeepSeek-V3.2-Exp driving real MCP servers, the next 60 runs by hash after those of toolathlon',
     drawnAfter: 'toolathlon',
+  },
+  {
+    ...TBENCH_MINI_CLAUDE4,
+    id: 'tbench-mini-claude4-2',
+    title: 'mini-swe-agent + Claude Sonnet 4 on Terminal-Bench core 0.1.1, a fresh draw: every trial where the agent ran that tbench-mini-claude4 did not take',
+    drawnAfter: 'tbench-mini-claude4',
   },
 ];
 
