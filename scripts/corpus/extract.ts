@@ -5,7 +5,6 @@
  * a `CorpusRun` and writes them, gzip'd JSON Lines, under `.tmp/real-originals/` (gitignored).
  * The commit and blob ids read go to `test/fixtures/real/sources.json` (committed).
  */
-import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { findBlobs, findHeadBlobs, headCommit, mirrorDir, readBlob, type BlobRef } from './mirror.js';
@@ -17,6 +16,7 @@ import { tau2Runs, type Tau2File } from './formats/tau2.js';
 import { toolathlonRun, type ToolathlonFile } from './formats/toolathlon.js';
 import { exists, MANIFEST, originalRunsFile, writeLines } from './files.js';
 import type { CorpusRun } from './run.js';
+import { drawSample } from './sample.js';
 import { SOURCES, type SourceFormat, type SourceSpec } from './sources.js';
 
 export interface ManifestEntry {
@@ -40,16 +40,6 @@ function tau2Prefix(spec: SourceSpec, path: string): string {
     .replace(/^\d{4}-\d{2}-\d{2}[T_][\d:._-]+?_/, '')
     .replace(/_llm_agent.*$/, '')
     .replace(/[^\w-]+/g, '_')}/`;
-}
-
-/** See `SourceSpec.sample`: limit runs all, the others by the order of a hash of their id. */
-function sampleRuns(spec: SourceSpec, runs: CorpusRun[]): CorpusRun[] {
-  const sample = spec.sample;
-  if (!sample) return runs;
-  const rank = (r: CorpusRun): string => createHash('sha256').update(r.id).digest('hex');
-  const others = runs.filter((r) => !sample.always.test(r.outcome)).sort((a, b) => rank(a).localeCompare(rank(b)));
-  const keep = new Set([...runs.filter((r) => sample.always.test(r.outcome)), ...others.slice(0, sample.others)]);
-  return runs.filter((r) => keep.has(r));
 }
 
 interface Read {
@@ -183,7 +173,7 @@ export function extractSource(spec: SourceSpec): { runs: CorpusRun[]; entry: Man
     ids.add(id);
     return id === r.id ? r : { ...r, id };
   });
-  runs.splice(0, runs.length, ...sampleRuns(spec, unique));
+  runs.splice(0, runs.length, ...drawSample(spec, unique));
   const kept = new Set(runs.map((r) => r.id));
   const files = used.filter((u) => u.run === undefined || kept.has(u.run)).map(({ path, blob }) => ({ path, blob }));
   return {

@@ -31,11 +31,48 @@ export interface SourceSpec {
    */
   readonly sample?: { readonly always: RegExp; readonly others: number };
   /**
+   * A fresh draw from the runs of an earlier source of the same repository: the runs that
+   * source's sample keeps are left out before this one's sample is drawn, so its `others` are the
+   * next ones in the same hash order (runs nobody has read).
+   */
+  readonly drawnAfter?: string;
+  /**
    * A third of the runs (by hash of the run id: `scripts/eval/split.ts`) is a held-out test split
    * that no rule change looks at. Every source added from issue 27 on has one.
    */
   readonly heldOut?: true;
 }
+
+/** Toolathlon's published trajectories: `toolathlon` and a later draw of the same runs share this. */
+const TOOLATHLON: SourceSpec = {
+  id: 'toolathlon',
+  title: 'Toolathlon: Claude 4.5 Sonnet and DeepSeek-V3.2-Exp driving real MCP servers (Notion, GitHub, Canvas, Sheets, BigQuery, Playwright, terminal, ...)',
+  repo: 'WaitHZ/toolathlon-traj-website',
+  licence: 'none stated in the repository; the runs are the Toolathlon authors\' published trajectories (the benchmark\'s replay site, by one of its authors), published for viewing',
+  origin: 'trajs/ of the Toolathlon trajectory replay site (the same runs as the authors\' Toolathlon-Trajectories release)',
+  format: 'toolathlon',
+  paths: /^trajs\/[^/]+_[^/]+\.json$/,
+  newestOnly: true,
+  agent: 'toolathlon',
+  base: '2025-10-21T00:00:00Z',
+  sample: { always: /^(?!pass$|fail$)/, others: 60 },
+  heldOut: true,
+};
+
+/** mini-swe-agent's Terminal-Bench leaderboard submission: `tbench-mini-claude4` and a later draw of its trials share this. */
+const TBENCH_MINI_CLAUDE4: SourceSpec = {
+  id: 'tbench-mini-claude4',
+  title: 'mini-swe-agent (the mini command line, one bash tool with return codes) + Claude Sonnet 4 on Terminal-Bench core 0.1.1, five runs of the task set (runs ended by the harness time limit included)',
+  repo: 'laude-institute/terminal-bench-leaderboard',
+  licence: 'none stated in the repository; the Terminal-Bench maintainers publish these leaderboard logs for inspection (Terminal-Bench itself is Apache-2.0)',
+  origin: 'results/terminal-bench-core@0.1.1/20250825_swe-agent-mini_claude-4-sonnet (terminal recordings and results.json per trial)',
+  format: 'terminal-bench-mini',
+  paths: /^results\/terminal-bench-core@0\.1\.1\/20250825_swe-agent-mini_claude-4-sonnet\/.+\/(?:sessions\/agent\.cast|results\.json)$/,
+  agent: 'mini-swe-agent',
+  model: 'claude-sonnet-4-20250514',
+  sample: { always: /^(?!submitted$)/, others: 130 },
+  heldOut: true,
+};
 
 export const SOURCES: readonly SourceSpec[] = [
   {
@@ -104,20 +141,7 @@ export const SOURCES: readonly SourceSpec[] = [
     paths: /^runs\/[^/]+\/tau2_artifacts\/results\.json$/,
     agent: 'tau2-llm-agent',
   },
-  {
-    id: 'toolathlon',
-    title: 'Toolathlon: Claude 4.5 Sonnet and DeepSeek-V3.2-Exp driving real MCP servers (Notion, GitHub, Canvas, Sheets, BigQuery, Playwright, terminal, ...)',
-    repo: 'WaitHZ/toolathlon-traj-website',
-    licence: 'none stated in the repository; the runs are the Toolathlon authors\' published trajectories (the benchmark\'s replay site, by one of its authors), published for viewing',
-    origin: 'trajs/ of the Toolathlon trajectory replay site (the same runs as the authors\' Toolathlon-Trajectories release)',
-    format: 'toolathlon',
-    paths: /^trajs\/[^/]+_[^/]+\.json$/,
-    newestOnly: true,
-    agent: 'toolathlon',
-    base: '2025-10-21T00:00:00Z',
-    sample: { always: /^(?!pass$|fail$)/, others: 60 },
-    heldOut: true,
-  },
+  TOOLATHLON,
   {
     id: 'livemcp-copilot',
     title: 'LiveMCPBench: MCP Copilot Agent (Claude Sonnet 4) over 70 MCP servers through one generic execute-tool',
@@ -143,18 +167,18 @@ export const SOURCES: readonly SourceSpec[] = [
     base: '2026-05-06T00:00:00Z',
     heldOut: true,
   },
+  TBENCH_MINI_CLAUDE4,
   {
-    id: 'tbench-mini-claude4',
-    title: 'mini-swe-agent (the mini command line, one bash tool with return codes) + Claude Sonnet 4 on Terminal-Bench core 0.1.1, five runs of the task set (runs ended by the harness time limit included)',
-    repo: 'laude-institute/terminal-bench-leaderboard',
-    licence: 'none stated in the repository; the Terminal-Bench maintainers publish these leaderboard logs for inspection (Terminal-Bench itself is Apache-2.0)',
-    origin: 'results/terminal-bench-core@0.1.1/20250825_swe-agent-mini_claude-4-sonnet (terminal recordings and results.json per trial)',
-    format: 'terminal-bench-mini',
-    paths: /^results\/terminal-bench-core@0\.1\.1\/20250825_swe-agent-mini_claude-4-sonnet\/.+\/(?:sessions\/agent\.cast|results\.json)$/,
-    agent: 'mini-swe-agent',
-    model: 'claude-sonnet-4-20250514',
-    sample: { always: /^(?!submitted$)/, others: 130 },
-    heldOut: true,
+    ...TOOLATHLON,
+    id: 'toolathlon-2',
+    title: 'Toolathlon, a fresh draw: Claude 4.5 Sonnet and DeepSeek-V3.2-Exp driving real MCP servers, the next 60 runs by hash after those of toolathlon',
+    drawnAfter: 'toolathlon',
+  },
+  {
+    ...TBENCH_MINI_CLAUDE4,
+    id: 'tbench-mini-claude4-2',
+    title: 'mini-swe-agent + Claude Sonnet 4 on Terminal-Bench core 0.1.1, a fresh draw: every trial where the agent ran that tbench-mini-claude4 did not take',
+    drawnAfter: 'tbench-mini-claude4',
   },
 ];
 
