@@ -287,9 +287,14 @@ export function sameResult(ctx: CallContext, thresholds: Thresholds): Measuremen
   // A rewording of the call found last (this one, at first): a draft rewritten again and again
   // drifts, one step at a time; new content (another fact written, another paragraph) is other work.
   let last = wording;
+  // Whether each call so far was longer than the one before it (the oldest found last).
+  let longer = ctx.wordingLength;
+  let grew = true;
   const rewordsLast = (i: number): boolean => {
     if (!reworded(h.wording(i), last)) return false;
     if (!Number.isNaN(h.wording(i))) last = h.wording(i);
+    if (h.wordingLength(i) >= longer) grew = false;
+    longer = h.wordingLength(i);
     return true;
   };
   const q: StreakQuery = {
@@ -299,6 +304,10 @@ export function sameResult(ctx: CallContext, thresholds: Thresholds): Measuremen
     stopAt: stopAt(thresholds),
   };
   const near = walkStreak(h, q, options(ctx));
+  // Every call made after a new user message and longer than the one before (an entry rewritten
+  // with what the user just said, turn after turn): each is the agent writing down news, not
+  // asking again; a loop across the user's messages rewords, or asks once unprompted.
+  if (near.count > 1 && near.unprompted === 0 && grew) return undefined;
   if (near.weighted >= Math.min(thresholds.warning, thresholds.critical)) return sameResultFinding(ctx, near, thresholds);
   // Rewordings with other work between them (a rotation of lookups and rewrites that each get the
   // same refusal) need more of them, and the user's new messages end them.

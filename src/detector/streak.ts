@@ -46,6 +46,8 @@ export interface Streak {
   readonly news: number;
   /** User messages that said something new, between the occurrences (0 when `userTurnEnds`). */
   readonly userTurns: number;
+  /** Repetitions with no new user message between them and the occurrence before (`count - 1` when `userTurnEnds`). */
+  readonly unprompted: number;
   /**
    * History index of the first call of the run: the earliest-recorded occurrence of the oldest
    * step counted (the current call when it is the only one).
@@ -81,6 +83,7 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
   let newsSince = 0;
   let userTurns = 0;
   let turnsSince = 0;
+  let unprompted = 0;
   const args: number[] = [h.args(cur)];
   const addArgs = (a: number): void => {
     if (args.length < MAX_DISTINCT && !args.some((x) => sameHash(x, a))) args.push(a);
@@ -126,6 +129,7 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
     if (occurrence >= 0) {
       news += newsSince;
       newsSince = 0;
+      if (turnsSince === 0) unprompted++;
       userTurns += turnsSince;
       turnsSince = 0;
       count++;
@@ -141,5 +145,5 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
       newsSince++;
     }
   }
-  return { count, weighted, distinctArgs: args.length, outputChanges: changes, news, userTurns, first };
+  return { count, weighted, distinctArgs: args.length, outputChanges: changes, news, userTurns, unprompted, first };
 }

@@ -223,6 +223,24 @@ describe('what the user says is information', () => {
     expect(runAgent(script).first('critical')).toBe(5);
   });
 
+  describe('an entry rewritten with what each new message said, refused alike (bfcl-memory-qwen3 vector_prereq_26)', () => {
+    const refused = { error: 'Entry length exceeds maximum length of 300 characters.' };
+    const facts = ['studies computer science in the fourth year', 'aims at software engineering roles', 'goes to career fairs on campus', 'is drawn to research on immersive media', 'led two campus clubs', 'has student loans to repay'];
+    const entry = (n: number): string => `User ${facts.slice(0, n + 1).join(', ')}.`;
+
+    it('one write per new user message, each longer by what the message added: not warned', () => {
+      const script = facts.flatMap((fact, i) => [{ user: `Also, I ${fact} (${i}).` }, { tool: 'core_memory_update', args: { vec_id: 1, new_text: entry(i) }, result: refused }]);
+      expect(runAgent(script).detections).toEqual([]);
+    });
+
+    it('the same growing entry resent once without a new message between is still warned', () => {
+      // before the 5th write the user repeats the 4th message: nothing new prompted that write
+      const said = (i: number): string => (i === 4 ? said(3) : `Also, I ${facts[i] ?? ''} (${i}).`);
+      const run = runAgent(facts.flatMap((_, i) => [{ user: said(i) }, { tool: 'core_memory_update', args: { vec_id: 1, new_text: entry(i) }, result: refused }]));
+      expect(run.detections.map((d) => [d.rule, d.level])).toEqual([['same_result', 'warning']]);
+    });
+  });
+
   it('a loop across the user\'s new messages is warned, never stopped: the same answer to reworded calls', () => {
     const turns = times(6, (i) => [{ user: `I still need help with the insurance, attempt ${i + 1}.` }, { tool: 'transfer_to_human', args: { summary: `user asks about insurance again (${i + 1})` }, result: 'Transfer successful' }]).flat();
     const run = runAgent(turns);
