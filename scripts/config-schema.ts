@@ -60,6 +60,7 @@ const DESCRIPTIONS: Record<string, string> = {
   changingOutput: 'Identical arguments while the output changes every time: calls.',
   noProgress: 'The same informative result to different arguments: calls.',
   nothingNew: 'Calls in a row that each repeat an earlier call of the trace (same tool, arguments and outcome): calls.',
+  resentBatch: 'A batch of several calls sent again whole, every call failing with the same error as before: laps.',
   repeatedFailure: 'The same call failing with the same error (class, message and output), nothing new between: failures.',
   failingRecheck: 'The same call failing with the same error, with other work between: failures.',
   changingFailure: 'The same call failing in a row while its error changes: failures.',

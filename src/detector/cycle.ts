@@ -92,6 +92,16 @@ export class CycleTracker {
     return this.found !== undefined;
   }
 
+  /**
+   * The last step pushed repeated the one before (period 1: the same batch sent again): how many
+   * times it was sent in a row (2 or more), and where the first of them began; undefined otherwise.
+   */
+  resent(): { laps: number; firstEnd: number; firstRecord: number } | undefined {
+    const run = this.runs[R_LENGTH] ?? 0;
+    if (run < 1) return undefined;
+    return { laps: run + 1, firstEnd: this.runs[R_FIRST_END] ?? Number.NaN, firstRecord: this.runs[R_FIRST_RECORD] ?? Number.NaN };
+  }
+
   /** An independent copy (the dispatcher guard's side-effect-free preview pushes into one). */
   clone(): CycleTracker {
     const copy = new CycleTracker(this.maxPeriod);

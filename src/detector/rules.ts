@@ -84,8 +84,8 @@ export interface RuleSpec<Name extends string = string, Key extends string = str
   /** Defaults for tools in the `wait` role. Wait tools run only the rules that have these. */
   readonly wait?: ThresholdInput;
   /**
-   * Per-call rules measure each call (`call-rules.ts`); the cycle rule, without one, is measured
-   * on completed steps by the trace detector.
+   * Per-call rules measure each call (`call-rules.ts`); the cycle and resent-batch rules, without
+   * one, are measured on completed steps by the trace detector.
    */
   readonly measure?: MeasureCall;
   /**
@@ -247,6 +247,22 @@ export const RULES = [
     advice: 'Step back and try a different approach, or tell the user what is blocking you.',
   }),
   rule({
+    name: 'resent_batch',
+    kind: 'error_pattern',
+    evidenceKind: 'nothing-new',
+    thresholdKey: 'resentBatch',
+    counts: 'laps',
+    // A batch of several different calls sent again whole, every call failing exactly as before
+    // (what each failure said included): one failure retried may have been transient, a whole
+    // batch failing again the same way is the same information twice. A two-pass batch that
+    // succeeded (reads, writes) stays under the cycle's levels. Stopped at the 4th lap, as a cycle is.
+    defaults: { warning: 2, critical: 4 },
+    poller: { warning: 6, critical: 12 },
+    message: (f) => `the same batch of calls (the latest to ${quoted(f.toolName)}) was sent ${times(f.count)}, and every call in it failed with the same error each time${EVIDENCE_NOTE[f.evidence]}`,
+    summary: (f) => `the same batch of calls, the latest to ${quoted(f.toolName)}, already failed ${times(f.before)} with the same errors`,
+    advice: WILL_FAIL_AGAIN,
+  }),
+  rule({
     name: 'repeated_failure',
     kind: 'error_pattern',
     evidenceKind: 'nothing-new',
@@ -345,5 +361,6 @@ export type CallRule = AnyRule & { readonly measure: MeasureCall };
 /** The per-call rules, in rule order (findings are reported in this order). */
 export const CALL_RULES: readonly CallRule[] = RULES.filter((r): r is CallRule => r.measure !== undefined);
 
-/** The rule measured on completed steps. */
+/** The rules measured on completed steps. */
 export const CYCLE_RULE = ruleNamed('cycle');
+export const RESENT_BATCH_RULE = ruleNamed('resent_batch');

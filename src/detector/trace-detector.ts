@@ -1,15 +1,16 @@
 import { combine, toHex, UnorderedHash, type Hash } from '../fingerprint/hash.js';
-import { EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_CALL, SEEN_OUT, SEEN_TOOL, type CallContext, type Measurement } from './call-rules.js';
+import { degrade, EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_CALL, SEEN_OUT, SEEN_TOOL, type CallContext, type Measurement } from './call-rules.js';
 import { CycleTracker, type CycleFinding } from './cycle.js';
 import type { ResolvedConfig } from './config/index.js';
 import {
   ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, USER_TURN, WAIT,
 } from './history.js';
 import type { ToolPolicies, ToolPolicy } from './policy.js';
-import { CYCLE_RULE, type AnyRule } from './rules.js';
+import { CYCLE_RULE, RESENT_BATCH_RULE, type AnyRule } from './rules.js';
 import type { LoopDetection, LoopLevel, RecordedCall, ToolCall, ToolOutcome } from './types.js';
 
 const MAX_EMITTED = 512;
+const R_RESENT_BATCH = 0x109;
 const RECENT_BATCHES = 8;
 /** User messages remembered per trace, to tell a message that says something new from one that repeats. */
 const MAX_USER_MESSAGES = 32;
@@ -86,6 +87,8 @@ interface PendingStep {
   readonly tool: Hash;
   rank: number;
   allPollers: boolean;
+  /** Every call of the step failed. */
+  allFailed: boolean;
   start: number;
   end: number;
   /** End of the step's first-recorded call, and its record number (`TraceDetector.calls`). */
@@ -347,6 +350,7 @@ export class TraceDetector {
         tool,
         rank: 3,
         allPollers: true,
+        allFailed: true,
         start: call.startTime,
         end: call.endTime,
         firstEnd: call.endTime,
@@ -356,6 +360,7 @@ export class TraceDetector {
     }
     step.rank = Math.min(step.rank, evidenceRank(flags));
     step.allPollers &&= poller;
+    step.allFailed &&= (flags & OK) === 0;
     step.start = Math.min(step.start, call.startTime);
     step.end = Math.max(step.end, call.endTime);
     // A step is a set: the same call twice in one parallel batch is one call.
@@ -382,6 +387,30 @@ export class TraceDetector {
       const f = this.cycleFinding(cycle);
       if (f) found.push(f);
     }
+    if (step.sigs.length >= 2 && step.allFailed) {
+      const f = this.resentFinding(step);
+      if (f) found.push(f);
+    }
+  }
+
+  /** The step just closed, a batch of several calls that all failed, sent again whole and failing as before. */
+  private resentFinding(step: PendingStep): Finding | undefined {
+    const resent = this.cycles.resent();
+    if (!resent) return undefined;
+    const evidence = EVIDENCE_BY_RANK[step.rank] ?? 'name';
+    const base = (step.allPollers ? this.engine.policies.pollerThresholds : this.engine.config.thresholds)[RESENT_BATCH_RULE.thresholdKey];
+    const thresholds = degrade(base, evidence, this.engine.config);
+    if (resent.laps < Math.min(thresholds.warning, thresholds.critical)) return undefined;
+    return {
+      rule: RESENT_BATCH_RULE,
+      key: combine(R_RESENT_BATCH, step.acc.digest(0x53)),
+      value: resent.laps,
+      count: resent.laps,
+      thresholds,
+      evidence,
+      firstEnd: resent.firstEnd,
+      firstBack: this.calls - resent.firstRecord,
+    };
   }
 
   private cycleFinding(c: CycleFinding): Finding | undefined {

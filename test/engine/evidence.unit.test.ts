@@ -247,3 +247,34 @@ describe('what the user says is information', () => {
     expect(run.detections.map((d) => [d.rule, d.level])).toEqual([['same_result', 'warning']]);
   });
 });
+
+describe('a batch sent again whole, every call failing as before, is the same information again', () => {
+  const keys = ['employer', 'salary', 'savings_goal', 'bank'];
+  // writes that each fail because the key is taken: the failure says so every time
+  const failingAdds = (): Step[] => keys.map((key) => ({ tool: 'core_memory_add', args: { key, value: `${key} noted` }, error: { message: 'Key name must be unique.' } }));
+  const resent = (script: readonly ScriptItem[]): string[] => runAgent(script).detections.filter((d) => d.rule === 'resent_batch').map((d) => `${d.callIndex}:${d.level}:${d.count}`);
+
+  it('four writes failing alike, resent twice after the first round: warned at the 2nd failing lap, stopped at the 4th', () => {
+    const firstRound: Step[] = keys.map((key) => ({ tool: 'core_memory_add', args: { key, value: `${key} noted` }, result: { status: 'Key added.' } }));
+    const run = runAgent([firstRound, failingAdds(), failingAdds(), { tool: 'archival_memory_add', args: { text: 'moved on' }, result: { id: 7 } }]);
+    expect(run.detections.map((d) => [d.rule, d.level, d.callIndex, d.count])).toEqual([['resent_batch', 'warning', 12, 2]]);
+    expect(resent([failingAdds(), failingAdds(), failingAdds(), failingAdds()])).toEqual(['8:warning:2', '16:critical:4']);
+  });
+
+  it('a two-pass batch that succeeded is not a loop: reads, or writes each acknowledged with a new id (bfcl-memory-qwen3 vector_prereq_34)', () => {
+    const writes = (from: number): Step[] => ['Wash dishes tonight.', 'Separate laundry colors.', 'Fix the leaky sink.'].map((text, k) => ({ tool: 'archival_memory_add', args: { text }, result: { id: from + k } }));
+    expect(runAgent([writes(0), writes(3)]).detections).toEqual([]);
+    const reads = (): Step[] => ['a.txt', 'b.txt'].map((path) => ({ tool: 'read_file', args: { path }, result: { text: `${path} v1` } }));
+    expect(runAgent([reads(), reads()]).detections).toEqual([]);
+  });
+
+  it('a batch whose failures changed, that a new user message asked for again, or with a call that succeeded, is not counted', () => {
+    const failing = (n: number): Step[] => keys.map((key) => ({ tool: 'kv_put', args: { key }, error: { message: `upstream busy, retry in ${key === 'bank' ? n : 1} minutes` } }));
+    expect(resent([failing(1), failing(2), failing(3)])).toEqual([]);
+    expect(resent([failingAdds(), { user: 'I freed those keys, please try again.' }, failingAdds()])).toEqual([]);
+    const mixed = (): Step[] => [...failingAdds().slice(0, 3), { tool: 'core_memory_add', args: { key: 'bank', value: 'bank noted' }, result: { status: 'Key added.' } }];
+    expect(resent([mixed(), mixed()])).toEqual([]);
+    // the control: the same failing batch sent again, nobody asking
+    expect(resent([failing(1), failing(1)])).toEqual(['8:warning:2']);
+  });
+});
