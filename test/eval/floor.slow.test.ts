@@ -3,7 +3,7 @@ import { corpusFile, exists } from '../../scripts/corpus/files.js';
 import { SOURCES } from '../../scripts/corpus/sources.js';
 import { evaluateCorpus, floorFailures, LOOPWATCH, type CorpusResult } from '../../scripts/eval/evaluate.js';
 import { loadLabels } from '../../scripts/eval/labels.js';
-import { loadRealCorpora, loadSyntheticCorpus } from '../../scripts/eval/runs.js';
+import { loadRealCorpora, loadSyntheticCorpus, type Corpus } from '../../scripts/eval/runs.js';
 
 /**
  * The floor loopwatch must hold on real runs and on the synthetic fixtures (issue 27): no critical
@@ -14,10 +14,10 @@ import { loadRealCorpora, loadSyntheticCorpus } from '../../scripts/eval/runs.js
  * scored at the end (`LOOPWATCH_SCORE_TEST=1`). The scores themselves are printed by `npm run eval`.
  */
 
-const real: CorpusResult[] = loadRealCorpora().map((c) => evaluateCorpus(c));
-
-const dev = real.filter((r) => r.split !== 'test');
-const test = real.filter((r) => r.split === 'test');
+/** Both splits, read for their structure (sources, runs, labels); only the dev split is scored unless asked. */
+const real: Corpus[] = loadRealCorpora();
+const dev: CorpusResult[] = real.filter((c) => c.split !== 'test').map((c) => evaluateCorpus(c));
+const scoreTest = (): CorpusResult[] => real.filter((c) => c.split === 'test').map((c) => evaluateCorpus(c));
 
 /**
  * Where the held-out test splits of the sources added for issue 27 break the floor, as scored at
@@ -33,18 +33,18 @@ const synthetic = evaluateCorpus(loadSyntheticCorpus());
 
 describe('the corpus', () => {
   it('holds every real source, each with a few hundred tool calls or more in total', () => {
-    expect([...new Set(real.map((r) => r.corpus))]).toEqual(SOURCES.filter((s) => exists(corpusFile(s.id))).map((s) => s.id));
+    expect([...new Set(real.map((c) => c.id))]).toEqual(SOURCES.filter((s) => exists(corpusFile(s.id))).map((s) => s.id));
     expect(real.length).toBeGreaterThanOrEqual(3);
-    expect(real.reduce((n, r) => n + r.runs, 0)).toBeGreaterThanOrEqual(300);
+    expect(real.reduce((n, c) => n + c.runs.length, 0)).toBeGreaterThanOrEqual(300);
   });
 
   it('labels every run, and only runs it holds', () => {
     // a source with a held-out test split comes as two results: its labels cover both
     const runsOf = new Map<string, Set<string>>();
-    for (const r of [...real, synthetic]) {
-      const runs = runsOf.get(r.corpus) ?? new Set<string>();
-      for (const v of r.verdicts.get(LOOPWATCH) ?? []) runs.add(v.runId);
-      runsOf.set(r.corpus, runs);
+    for (const c of [...real, loadSyntheticCorpus()]) {
+      const runs = runsOf.get(c.id) ?? new Set<string>();
+      for (const r of c.runs) runs.add(r.runId);
+      runsOf.set(c.id, runs);
     }
     for (const [corpus, runs] of runsOf) {
       const labels = loadLabels(corpus);
@@ -55,16 +55,16 @@ describe('the corpus', () => {
 
   it('holds back a third of every source marked heldOut, by hash, as a test split', () => {
     for (const s of SOURCES.filter((x) => x.heldOut && exists(corpusFile(x.id)))) {
-      const parts = real.filter((r) => r.corpus === s.id);
-      expect(parts.map((r) => r.split)).toEqual(['dev', 'test']);
-      const [dev, test] = parts.map((r) => r.runs) as [number, number];
+      const parts = real.filter((c) => c.id === s.id);
+      expect(parts.map((c) => c.split)).toEqual(['dev', 'test']);
+      const [dev, test] = parts.map((c) => c.runs.length) as [number, number];
       expect(test / (dev + test), s.id).toBeGreaterThan(0.2);
       expect(test / (dev + test), s.id).toBeLessThan(0.46);
     }
   });
 
-  it('has real loops to catch, not only honest runs', () => {
-    const loops = real.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.loops, 0);
+  it('has real loops to catch on the dev split, not only honest runs', () => {
+    const loops = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.loops, 0);
     expect(loops).toBeGreaterThanOrEqual(10);
   });
 });
@@ -88,8 +88,13 @@ describe('the floor', () => {
     }
   });
 
+  it('warns no more honest dev runs than after session 4 (3 of 929: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, tbench-mini-claude4 blind-maze-explorer-algorithm)', () => {
+    const warned = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.honestWarned, 0);
+    expect(warned).toBeLessThanOrEqual(3);
+  });
+
   it.skipIf(process.env.LOOPWATCH_SCORE_TEST !== '1')('breaks on the held-out test split only where it did when scored at the end', () => {
-    expect(floorFailures(test).map((f) => `${f.corpus} ${f.runId}: ${f.problem}`)).toEqual(TEST_SPLIT_BREAKS);
+    expect(floorFailures(scoreTest()).map((f) => `${f.corpus} ${f.runId}: ${f.problem}`)).toEqual(TEST_SPLIT_BREAKS);
   });
 });
 
@@ -105,7 +110,7 @@ describe('npm run eval', () => {
     expect(synthetic.json.floor.held).toBe(true);
     expect(synthetic.json.corpora.map((c) => c.corpus)).toEqual(['synthetic-otlp']);
     const broken = run(['--corpus', 'swe-agent-lm32b']);
-    expect(broken.json.floor.held).toBe(floorFailures(real.filter((r) => r.corpus === 'swe-agent-lm32b')).length === 0);
+    expect(broken.json.floor.held).toBe(floorFailures(dev.filter((r) => r.corpus === 'swe-agent-lm32b')).length === 0);
     expect(broken.status).toBe(broken.json.floor.held ? 0 : 1);
   });
 });
