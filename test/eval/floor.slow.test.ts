@@ -88,7 +88,7 @@ describe('the floor', () => {
     }
   });
 
-  it('warns no more honest dev runs than after session 4 (3 of 929: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, tbench-mini-claude4 blind-maze-explorer-algorithm)', () => {
+  it('warns no more honest dev runs than after session 4 (3 of 990: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, tbench-mini-claude4 blind-maze-explorer-algorithm)', () => {
     const warned = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.honestWarned, 0);
     expect(warned).toBeLessThanOrEqual(3);
   });
