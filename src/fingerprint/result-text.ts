@@ -176,26 +176,28 @@ export class ResultText implements LanePair {
     let seen = 0;
     let i = from;
     while (i < to) {
-      let c = u[i] as number;
-      const k = UNIT_CLASS[c] as number;
-      if (i + 1 < to) {
-        const c1 = u[i + 1] as number;
-        const k1 = UNIT_CLASS[c1] as number;
-        if (((k | k1) & UnitClass.Unusual) === 0 && (k & (k1 | blank) & UnitClass.Blank) === 0) {
-          if ((n & 1) === 0) {
-            a = Math.imul(a ^ c, Mix.Even);
-            b = Math.imul(b ^ c1, Mix.Odd);
-          } else {
-            b = Math.imul(b ^ c, Mix.Odd);
-            a = Math.imul(a ^ c1, Mix.Even);
-          }
-          n += 2;
-          seen |= k | k1;
+      if ((n & 1) === 0) {
+        // the fast stretch: pairs of units hashed as they are, the first into lane a
+        const first = i;
+        const stop = to - 1;
+        while (i < stop) {
+          const c0 = u[i] as number;
+          const c1 = u[i + 1] as number;
+          const k0 = UNIT_CLASS[c0] as number;
+          const k1 = UNIT_CLASS[c1] as number;
+          if (((k0 | k1) & UnitClass.Unusual) !== 0 || (k0 & (k1 | blank) & UnitClass.Blank) !== 0) break;
+          a = Math.imul(a ^ c0, Mix.Even);
+          b = Math.imul(b ^ c1, Mix.Odd);
+          seen |= k0 | k1;
           blank = k1 & UnitClass.Blank;
           i += 2;
-          continue;
         }
+        n += i - first;
+        if (i >= to) break;
       }
+      // one unit: whitespace collapses to one space where its run starts
+      let c = u[i] as number;
+      const k = UNIT_CLASS[c] as number;
       seen |= k;
       i++;
       if ((k & (UnitClass.Blank | UnitClass.Space)) !== 0) {
