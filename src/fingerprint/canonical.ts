@@ -3,7 +3,7 @@ import { JsonTextHasher, OK, UNSUPPORTED } from './json-text.js';
 import { chainA, chainB, digest, finish, member, number, text, textOf, HashSum, type LanePair } from './lanes.js';
 import { pack, seedA, seedB, type Hash } from './hash.js';
 import { Cap, Note, Tag, L_CYCLE, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, L_VOLATILE } from './tags.js';
-import { isSpace, ResultText } from './result-text.js';
+import { hasWordUnit, isSpace, ResultText } from './result-text.js';
 import { WordingSketch } from './wording.js';
 import { UnitBuffers, type Units } from './units.js';
 import {
@@ -11,7 +11,6 @@ import {
   isNowTimestampRange,
   isAcknowledgementRange,
   isStatusWordRange,
-  MAX_STATUS_WORD_LENGTH,
   normalizeKey,
   resultTextPattern,
   volatileKeyMatcher,
@@ -331,29 +330,34 @@ export class Walker implements LanePair {
     t.start();
     t.feed(u, start, end);
     if (t.control) this.control = true;
+    /** Whether the text holds a word character outside its volatile values: asked only while no leaf informs. */
+    let words: boolean | undefined;
     if (t.digit && t.mayHoldVolatile) {
       // The pattern runs on the value alone, never past it into the rest of a larger text.
       t.start();
       const sub = start === 0 && end === s.length ? s : s.slice(start, end);
-      this.feedWithPattern(sub === s ? u : this.patternUnits.encode(sub, 0).u16, sub, 0, sub.length);
+      words = this.feedWithPattern(sub === s ? u : this.patternUnits.encode(sub, 0).u16, sub, 0, sub.length);
     }
     if (t.control) this.control = true;
     // Only whether some leaf informs matters (see `Fingerprint.informative`): once one does, the
     // word checks of the others are skipped (bench/NOTES.md, agent mix, with the in-place word
     // comparison of `isStatusWordRange`).
-    if (this.informative === 0 && t.words > 0 && !(t.alnum <= MAX_STATUS_WORD_LENGTH && isStatusWordRange(u, start, end)) && !isAcknowledgementRange(u, start, end)) this.informative++;
+    if (this.informative === 0 && (words ?? hasWordUnit(u, start, end)) && !isStatusWordRange(u, start, end) && !isAcknowledgementRange(u, start, end)) this.informative++;
     t.finish();
     this.ha = t.ha;
     this.hb = t.hb;
   }
 
-  private feedWithPattern(u: Uint16Array, s: string, start: number, end: number): void {
+  /** Feeds `u[start, end)` with the pattern's matches as placeholders; whether the rest held a word character. */
+  private feedWithPattern(u: Uint16Array, s: string, start: number, end: number): boolean {
     const t = this.text;
     const pattern = resultTextPattern();
     pattern.lastIndex = start;
     let at = start;
+    let words = false;
     for (let m = pattern.exec(s); m !== null && m.index < end; m = pattern.exec(s)) {
       t.feed(u, at, m.index);
+      words ||= hasWordUnit(u, at, m.index);
       t.unit(PLACEHOLDER);
       at = Math.min(m.index + m[0].length, end);
       // a \s in a duration or pid may be a tab or newline: a control character all the same
@@ -361,6 +365,7 @@ export class Walker implements LanePair {
       if (m[0].length === 0) pattern.lastIndex++;
     }
     t.feed(u, at, end);
+    return words || hasWordUnit(u, at, end);
   }
 
   private object(o: object, depth: number): void {

@@ -28,15 +28,33 @@ function isAlnum(c: number): boolean {
   return isDigit(c) || isLetter(c);
 }
 
-const enum AsciiKind {
-  Other = 0,
-  Digit = 1,
-  Letter = 2,
+/** What `ResultText.feed` must know of a code unit, as bits: most units are none of these (0). */
+const enum UnitClass {
+  Plain = 0,
+  /** U+0020: hashed as it is, unless it follows whitespace. */
+  Blank = 1,
+  /** Other whitespace (`isSpace`): a run of it, with blanks, collapses to one U+0020. */
+  Space = 2,
+  /** Below U+0020: invalid inside a JSON string (tab and line breaks are whitespace as well). */
+  Control = 4,
+  Digit = 8,
 }
 
-/** What each ASCII unit is to `ResultText.feed`: a digit, a letter, or neither. */
-const ASCII_KIND = new Uint8Array(Char.LastAscii + 1);
-for (let c = 0; c <= Char.LastAscii; c++) ASCII_KIND[c] = isDigit(c) ? AsciiKind.Digit : isLetter(c) ? AsciiKind.Letter : AsciiKind.Other;
+/** The class of every UTF-16 code unit, made once from `isSpace` and `isDigit`: one lookup a unit in `feed`. */
+const UNIT_CLASS = new Uint8Array(0x10000);
+for (let c = 0; c < UNIT_CLASS.length; c++) {
+  const white = c === Char.Space ? UnitClass.Blank : isSpace(c) ? UnitClass.Space : 0;
+  UNIT_CLASS[c] = white | (c < Char.Space ? UnitClass.Control : 0) | (isDigit(c) ? UnitClass.Digit : 0);
+}
+
+/** Does `u[from, to)` hold a word character: an ASCII letter or digit, or a unit past ASCII that is not whitespace? */
+export function hasWordUnit(u: Uint16Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = u[i] as number;
+    if (c > Char.LastAscii ? !isSpace(c) : isAlnum(c)) return true;
+  }
+  return false;
+}
 
 /**
  * The duration units after a number, each followed by a word boundary: the volatile pattern's
@@ -95,7 +113,9 @@ function alnumRun(u: Uint16Array, from: number, end: number): number {
 
 /**
  * One result text being read, possibly in pieces (around the volatile values the pattern found):
- * the hash lanes, the collapsed length, and what the pass learnt.
+ * the hash lanes, the collapsed length, and what the pass learnt. The text as a whole must be
+ * trimmed (`stringLeaf` trims it): a whitespace run then always has text after it, so its one
+ * space is hashed where the run starts.
  */
 export class ResultText implements LanePair {
   ha = 0;
@@ -105,17 +125,14 @@ export class ResultText implements LanePair {
   private b = 0;
   /** Units of the collapsed text so far. */
   private n = 0;
-  private pendingSpace = false;
-  /** Letters, digits and non-ASCII units seen (word characters). */
-  words = 0;
-  /** ASCII letters and digits seen (a status word has few: `MAX_STATUS_WORD_LENGTH`). */
-  alnum = 0;
+  /** `UnitClass.Blank` where whitespace is dropped (at the start, after a space), else 0. */
+  private blank: number = UnitClass.Blank;
   digit = false;
   /** A unit below U+0020 was seen (invalid inside a JSON string). */
   control = false;
   /**
-   * The text could match the volatile pattern somewhere (a necessary condition, checked in the
-   * same pass: see `feed`); false means it cannot.
+   * The text could match the volatile pattern somewhere (a necessary condition, checked after
+   * the pass when it saw a digit: see `feed`); false means it cannot.
    */
   mayHoldVolatile = false;
 
@@ -123,23 +140,18 @@ export class ResultText implements LanePair {
     this.a = seedA(Tag.String);
     this.b = seedB(Tag.String);
     this.n = 0;
-    this.pendingSpace = false;
-    this.words = 0;
-    this.alnum = 0;
+    this.blank = UnitClass.Blank;
     this.digit = false;
     this.control = false;
     this.mayHoldVolatile = false;
   }
 
-  /** One unit of the collapsed text (a pending space first). */
+  /** One unit of the collapsed text that is not whitespace (a volatile value's placeholder). */
   unit(c: number): void {
-    if (this.pendingSpace) {
-      this.pendingSpace = false;
-      this.unit(Char.Space);
-    }
     if ((this.n & 1) === 0) this.a = Math.imul(this.a ^ c, Mix.Even);
     else this.b = Math.imul(this.b ^ c, Mix.Odd);
     this.n++;
+    this.blank = 0;
   }
 
   /** The hash of the text read: the lanes back in their order, the length in lane a. */
@@ -149,68 +161,73 @@ export class ResultText implements LanePair {
   }
 
   /**
-   * Reads `u[from, to)`. The volatile check follows the pattern's alternatives, each of which
-   * needs, in a row: 8 hex digits then `-` (uuid); 4 digits then `-` (ISO date-time); a digit,
-   * `:`, two digits (time of day); 10 digits (epoch); 16 hex digits (long hex id); 26 of
-   * [0-9A-Z] (ULID); 2 letters, `-` or `_`, then 10 letters or digits (prefixed id); a digit then
-   * a unit, right away or after one character (duration); `pid` (process id).
+   * Reads `u[from, to)`, one table lookup a unit (`UNIT_CLASS`). Two units in a row that are
+   * hashed as they are (no whitespace but single blanks, no control character: most of any text)
+   * go into both lanes at once; the rest is read a unit at a time. Text with a digit is then
+   * checked for what the volatile pattern's alternatives need (`scanVolatile`).
    */
   feed(u: Uint16Array, from: number, to: number): void {
     let a = this.a;
     let b = this.b;
     let n = this.n;
-    let pending = this.pendingSpace;
-    let words = 0;
-    let alnum = 0;
-    let digit = false;
-    let control = false;
-    let volatile = false;
-    for (let i = from; i < to; i++) {
-      const c = u[i] as number;
-      // `isSpace` in two steps: the whitespace at or below U+0020 (where the control units are
-      // too), then the rest, all from U+00A0 up; most units are neither.
-      if (c <= Char.Space) {
-        if (c < Char.Space) control = true;
-        if (c === Char.Space || (c >= Char.Tab && c <= Char.CarriageReturn)) {
-          pending = n > 0;
-          continue;
+    let blank = this.blank;
+    let seen = 0;
+    let i = from;
+    while (i < to) {
+      if ((n & 1) === 0) {
+        // the fast stretch: pairs of units hashed as they are, the first into lane a
+        const first = i;
+        const stop = to - 1;
+        while (i < stop) {
+          const c0 = u[i] as number;
+          const c1 = u[i + 1] as number;
+          const k0 = UNIT_CLASS[c0] as number;
+          const k1 = UNIT_CLASS[c1] as number;
+          if (((k0 | k1) & (UnitClass.Space | UnitClass.Control)) !== 0 || (k0 & (k1 | blank) & UnitClass.Blank) !== 0) break;
+          a = Math.imul(a ^ c0, Mix.Even);
+          b = Math.imul(b ^ c1, Mix.Odd);
+          seen |= k0 | k1;
+          blank = k1 & UnitClass.Blank;
+          i += 2;
         }
-      } else if (c >= Char.NoBreakSpace && isSpace(c)) {
-        pending = n > 0;
-        continue;
+        n += i - first;
+        if (i >= to) break;
       }
-      if (pending) {
-        if ((n & 1) === 0) a = Math.imul(a ^ Char.Space, Mix.Even);
-        else b = Math.imul(b ^ Char.Space, Mix.Odd);
-        n++;
-        pending = false;
+      // one unit: whitespace collapses to one space where its run starts
+      let c = u[i] as number;
+      const k = UNIT_CLASS[c] as number;
+      seen |= k;
+      i++;
+      if ((k & (UnitClass.Blank | UnitClass.Space)) !== 0) {
+        if (blank !== 0) continue;
+        c = Char.Space;
+        blank = UnitClass.Blank;
+      } else {
+        blank = 0;
       }
       if ((n & 1) === 0) a = Math.imul(a ^ c, Mix.Even);
       else b = Math.imul(b ^ c, Mix.Odd);
       n++;
-      if (c > Char.LastAscii) words++;
-      else {
-        const kind = ASCII_KIND[c] as number;
-        if (kind !== AsciiKind.Other) {
-          words++;
-          alnum++;
-          if (kind === AsciiKind.Digit) digit = true;
-        }
-      }
     }
-    if (digit) volatile = scanVolatile(u, from, to);
     this.a = a;
     this.b = b;
     this.n = n;
-    this.pendingSpace = pending;
-    this.words += words;
-    this.alnum += alnum;
-    if (digit) this.digit = true;
-    if (control) this.control = true;
-    if (volatile) this.mayHoldVolatile = true;
+    this.blank = blank;
+    if ((seen & UnitClass.Control) !== 0) this.control = true;
+    if ((seen & UnitClass.Digit) !== 0) {
+      this.digit = true;
+      if (scanVolatile(u, from, to)) this.mayHoldVolatile = true;
+    }
   }
 }
 
+/**
+ * Could the volatile pattern match in `u[start, end)`? Its alternatives each need, in a row: 8 hex
+ * digits then `-` (uuid); 4 digits then `-` (ISO date-time); a digit, `:`, two digits (time of
+ * day); 10 digits (epoch); 16 hex digits (long hex id); 26 of [0-9A-Z] (ULID); 2 letters, `-` or
+ * `_`, then 10 letters or digits (prefixed id); a digit then a unit, right away or after one
+ * character (duration); `pid` (process id).
+ */
 function scanVolatile(u: Uint16Array, start: number, end: number): boolean {
   let digits = 0;
   let hex = 0;

@@ -20,19 +20,26 @@ const MAX_WORDS = 64;
  * sharing less than a sixth.
  */
 const SIMILAR = 5 / 12;
-const EMPTY = 0xffffffff;
+/** An empty bin: above any value a bin keeps (16 bits). */
+const EMPTY = 0x10000;
 /** FNV-1a's offset basis and prime: every word's hash. */
 const BASIS = 0x811c9dc5 | 0;
 const PRIME = 0x01000193;
 
-/** Is the code unit part of a word (an ASCII letter or digit, or any unit past ASCII)? */
-function isWordUnit(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c > 0x7f;
+/**
+ * What each ASCII unit is to a word: an ASCII letter or digit as compared (capitals as small
+ * letters: "Paris" and "paris" are one word), 0 for any other. Every unit past ASCII is part of a
+ * word, as it is.
+ */
+const ASCII_WORD_UNIT = new Uint8Array(0x80);
+for (let c = 0; c < 0x80; c++) {
+  const isWordUnit = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+  ASCII_WORD_UNIT[c] = !isWordUnit ? 0 : c >= 0x41 && c <= 0x5a ? c + 0x20 : c;
 }
 
 /** One sketch in progress; reused (a fingerprint's walker holds one). */
 export class WordingSketch {
-  private readonly mins = new Uint32Array(BINS).fill(EMPTY);
+  private readonly mins = new Int32Array(BINS).fill(EMPTY);
   private words = 0;
   /** Code units of all the wording read, past `MAX_WORDS` too (see `Fingerprint.wordingLength`). */
   length = 0;
@@ -51,28 +58,29 @@ export class WordingSketch {
    */
   addText(u: Uint16Array, start: number, end: number): void {
     this.length += end - start;
+    if (this.words >= MAX_WORDS) return;
     let h = BASIS;
     let len = 0;
-    for (let i = start; i <= end && this.words < MAX_WORDS; i++) {
+    for (let i = start; i <= end; i++) {
       const c = i < end ? (u[i] as number) : 0;
-      if (i < end && isWordUnit(c)) {
-        // ASCII capitals as small letters: "Paris" and "paris" are one word
-        h = Math.imul(h ^ (c >= 0x41 && c <= 0x5a ? c + 0x20 : c), PRIME);
+      const w = c > 0x7f ? c : (ASCII_WORD_UNIT[c] as number);
+      if (w !== 0) {
+        h = Math.imul(h ^ w, PRIME);
         len++;
         continue;
       }
-      if (len >= 2) this.addWord(fmix(h ^ len) >>> 0);
+      if (len >= 2 && this.addWord(fmix(h ^ len))) return;
       h = BASIS;
       len = 0;
     }
   }
 
-  private addWord(v: number): void {
-    this.words++;
-    // the top bits pick the bin (multiply-shift), the rest is the value it keeps the least of
-    const bin = Math.floor(((v >>> 16) * BINS) / 65536);
+  /** One word's hash (32 bits): the top bits pick the bin (multiply-shift), the low 16 are what it keeps the least of. True once `MAX_WORDS` are read. */
+  private addWord(v: number): boolean {
+    const bin = ((v >>> 16) * BINS) >>> 16;
     const value = v & 0xffff;
     if (value < (this.mins[bin] as number)) this.mins[bin] = value;
+    return ++this.words >= MAX_WORDS;
   }
 
   /** The packed sketch (`BITS` bits a bin, 0 for an empty one), or undefined when no word was read. */
