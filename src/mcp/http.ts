@@ -160,23 +160,14 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
     upRes.on('end', () => {
       const upstream = Buffer.concat(chunks);
       const parsed = type === 'application/json' ? parseJson(upstream) : undefined;
-      if (parsed !== undefined) readServer(session, parsed);
-      else if (upstream.length > 0) malformed.note('server', 'a response to a batch that is not JSON: only the answers of the proxy reached the client');
+      if (parsed === undefined && upstream.length > 0) malformed.note('server', 'a response to a batch that is not JSON: only the answers of the proxy reached the client');
       const theirs = parsed === undefined ? [] : Array.isArray(parsed) ? (arrayElements(upstream) ?? []).map((e) => e.toString('utf8')) : [upstream.toString('utf8')];
       const merged = Buffer.from(asBatch([...answers, ...theirs]));
       delete headers['content-length'];
       res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': merged.length });
       res.end(merged);
+      if (parsed !== undefined) o.guard.readLater(session, () => parsed, upstream.length);
     });
-  };
-
-  /** The guard reads a server's message (or batch); a defect of ours is said, the message was relayed anyway. */
-  const readServer = (session: McpSession, msg: unknown): void => {
-    try {
-      o.guard.fromServer(session, msg);
-    } catch (e) {
-      o.say(`internal error while reading a server message (relayed): ${e instanceof Error ? e.message : String(e)}`);
-    }
   };
 
   /** The upstream's response body to the client as it comes (its backpressure holds the upstream), read beside by `tap`. */
@@ -189,20 +180,29 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
       tap?.push(chunk);
     });
     upRes.on('end', () => {
-      tap?.end();
       res.end();
+      tap?.end();
       ended?.();
     });
     upRes.on('error', () => res.destroy());
   };
 
-  /** Reads the server's messages in a response while the guard awaits one: JSON collected to its end, SSE event by event. */
+  /**
+   * Reads the server's messages in a response while the guard awaits one: JSON collected to its
+   * end, SSE event by event; each once relayed (see `McpCallGuard.readLater`).
+   */
   const responseTap = (contentType: string | undefined, session: McpSession): ResponseTap | undefined => {
     const read = (text: string | Buffer): void => {
       if (!o.guard.waiting) return;
-      const msg = parseJson(text);
-      if (msg === undefined) return malformed.note('server', 'not valid JSON');
-      readServer(session, msg);
+      o.guard.readLater(
+        session,
+        () => {
+          const msg = parseJson(text);
+          if (msg === undefined) malformed.note('server', 'not valid JSON');
+          return msg;
+        },
+        text.length,
+      );
     };
     const type = mediaType(contentType);
     if (type === 'text/event-stream') {
@@ -239,6 +239,7 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         agent.destroy();
+        o.guard.readPending();
         server.close(() => resolve());
       }),
   };

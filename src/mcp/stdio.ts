@@ -35,7 +35,8 @@ export interface StdioProxy {
  * (those reach the client as a response and never reach the server; in a batch, see batch.ts). The server's output is
  * written through as it arrives, chunk by chunk, and read beside it only while a request the
  * guard awaits is open; an answer of the guard waits for the end of the server message under
- * way, so messages never interleave. Either side's backpressure holds the other.
+ * way, so messages never interleave. A server message is read after its last bytes are written
+ * to the client (see `McpCallGuard.readLater`). Either side's backpressure holds the other.
  * The server's stderr is the proxy's; when the client closes our stdin, the server's is closed.
  */
 export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
@@ -109,13 +110,16 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     if (!o.guard.waiting) return;
     // a progress or log notification during a call is relayed unread (a needle across two chunks is read)
     if (parts.length === 1 && !serverMessageMayRespond(parts[0] as Buffer)) return;
-    const msg = parseParts(parts, bytes);
-    if (msg === undefined) return malformed.note('server', 'not valid JSON');
-    try {
-      o.guard.fromServer(session, msg);
-    } catch (e) {
-      o.say(`internal error while reading a server message (relayed): ${e instanceof Error ? e.message : String(e)}`);
-    }
+    // relayed already (its chunks were written as they came): read once the write is done
+    o.guard.readLater(
+      session,
+      () => {
+        const msg = parseParts(parts, bytes);
+        if (msg === undefined) malformed.note('server', 'not valid JSON');
+        return msg;
+      },
+      bytes,
+    );
   };
 
   o.input.on('data', (chunk: Buffer) => fromClient.push(chunk, onClientLine));
