@@ -7,6 +7,10 @@ import { clientMessageMatters, isObject, parseJson } from './messages.js';
 import { SseReader } from './sse.js';
 
 export const DEFAULT_HTTP_HOST = '127.0.0.1';
+/** JSON-RPC's implementation-defined server error: what the proxy answers for an upstream that failed a request. */
+const UPSTREAM_ERROR = -32000;
+/** Bytes of an upstream's refusal read for its JSON-RPC error. */
+const MAX_REFUSAL_BYTES = 64 * 1024;
 
 /** A reader of a response's bytes beside their relay. */
 interface ResponseTap {
@@ -119,7 +123,7 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
     const up = send(target, { method: req.method, headers, agent }, (upRes) => {
       const ok = (upRes.statusCode ?? 0) < 300;
       if (!ok) for (const id of awaited) o.guard.forget(session, id);
-      if (ok && answers !== undefined) return withAnswers(upRes, res, session, answers);
+      if (answers !== undefined) return ok ? withAnswers(upRes, res, session, answers) : refusedBatch(upRes, res, session.sessionId, answers, awaited);
       res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, relayedHeaders(upRes.headers));
       streamBody(upRes, res, ok ? responseTap(upRes.headers['content-type'], session) : undefined, () => {
         if (req.method === 'DELETE' && ok) o.guard.endSession(session);
@@ -127,10 +131,13 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
     });
     up.on('error', (e) => {
       for (const id of awaited) o.guard.forget(session, id);
-      if (!res.headersSent) {
+      const message = `loopwatch mcp: the upstream MCP server is unreachable (${(e as NodeJS.ErrnoException).code ?? e.message})`;
+      if (res.headersSent) res.destroy();
+      else if (answers !== undefined) answerHere(res, session.sessionId, asBatch([...answers, ...awaited.map((id) => errorResponse(id, UPSTREAM_ERROR, message))]));
+      else {
         res.writeHead(502, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `loopwatch mcp: the upstream MCP server is unreachable (${(e as NodeJS.ErrnoException).code ?? e.message})` } }));
-      } else res.destroy();
+        res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: UPSTREAM_ERROR, message } }));
+      }
     });
     // a client that goes away mid-response takes the upstream request with it
     res.on('close', () => {
@@ -167,6 +174,34 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
       res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': merged.length });
       res.end(merged);
       if (parsed !== undefined) o.guard.readLater(session, () => parsed, upstream.length);
+    });
+  };
+
+  /**
+   * The upstream refused a batch the guard answered part of (a status of 300 or more): the client
+   * still gets the guard's answers, with an error response for each request the upstream was
+   * sent (its own JSON-RPC error when its body has one, else its status), as one JSON batch with
+   * status 200, which is what a client reads responses from; the next request meets the refusal
+   * as the upstream gives it (a 401's authorization flow, a 404's new session).
+   */
+  const refusedBatch = (upRes: IncomingMessage, res: ServerResponse, sessionId: string | undefined, answers: readonly string[], relayedIds: readonly unknown[]): void => {
+    upRes.on('error', () => res.destroy());
+    const chunks: Buffer[] = [];
+    let held = 0;
+    upRes.on('data', (chunk: Buffer) => {
+      // only the start of an error body is read: its JSON-RPC error, or a line of text
+      if (held < MAX_REFUSAL_BYTES) chunks.push(chunk);
+      held += chunk.length;
+    });
+    upRes.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const theirs = held <= MAX_REFUSAL_BYTES ? parseJson(body) : undefined;
+      const error = (Array.isArray(theirs) ? theirs : [theirs]).map((m) => (isObject(m) && isObject(m.error) ? m.error : undefined)).find((e) => e !== undefined);
+      const status = `HTTP ${upRes.statusCode ?? '?'}${upRes.statusMessage ? ` ${upRes.statusMessage}` : ''}`;
+      const said = typeof error?.message === 'string' ? error.message : '';
+      const message = `loopwatch mcp: the upstream MCP server refused the batch (${status})${said ? `: ${said}` : ''}`;
+      const code = typeof error?.code === 'number' ? error.code : UPSTREAM_ERROR;
+      answerHere(res, sessionId, asBatch([...answers, ...relayedIds.map((id) => errorResponse(id, code, message))]));
     });
   };
 
@@ -243,6 +278,11 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
         server.close(() => resolve());
       }),
   };
+}
+
+/** A JSON-RPC error response to request `id` (as the client sent it: a string or a number). */
+function errorResponse(id: unknown, code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
 }
 
 function mediaType(contentType: string | undefined): string | undefined {
