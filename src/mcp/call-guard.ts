@@ -21,7 +21,7 @@ import {
   type ToolCallRequest,
 } from './messages.js';
 import { resultForEngine } from './engine-result.js';
-import { DeferredReadings, type Arrival } from './deferred-readings.js';
+import { DeferredReadings, type Arrival, type Relayed } from './deferred-readings.js';
 import { Runs, type Run } from './runs.js';
 import { clientTraceId, type McpTelemetry, type McpTransport, type ToolCallSpan } from './telemetry.js';
 
@@ -100,13 +100,14 @@ export class McpCallGuard {
   }
 
   /**
-   * A server message the caller has just relayed, to be read once the relay is done (`parse`
-   * gives it parsed, or undefined when it is not JSON): on `setImmediate`, or before the next
-   * thing the guard is told, whichever comes first, so that every decision reads the same
-   * history as if the message had been read at once. `bytes`: its size, for the bound on what waits.
+   * A server message the caller is relaying, to be read once its relay is written (`parse` gives
+   * it parsed, or undefined when it is not JSON; `bytes`: its size, for the bound on what waits):
+   * the caller calls what this returns when its last bytes are written, and the message is read
+   * on `setImmediate` then, or before the next thing the guard is told, whichever comes first,
+   * so that every decision reads the same history as if the message had been read at once.
    */
-  readLater(session: McpSession, parse: () => unknown, bytes: number): void {
-    this.later.add(session, parse, bytes);
+  readLater(session: McpSession, parse: () => unknown, bytes: number): Relayed {
+    return this.later.add(session, parse, bytes);
   }
 
   /** Reads every server message waiting (`readLater`): before the proxy stops, for instance. */

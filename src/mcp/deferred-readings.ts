@@ -1,9 +1,11 @@
 /**
  * Server messages read after they are relayed: a tool result reaches the client first, and its
- * parse, fingerprint and the engine's update happen after the write, on `setImmediate`. The
- * owner drains them first whenever it is told anything else (`drain`), so what it decides next
- * reads the same history as if every message had been read on arrival, in arrival order.
- * Bounded: past `MAX_WAITING` messages or `MAX_WAITING_BYTES`, the queue is read at once.
+ * parse, fingerprint and the engine's update happen once its last bytes are written (a message
+ * larger than the pipe or socket buffer is written over several turns of the event loop, which
+ * a reading in between would hold up), on `setImmediate`. The owner drains them first whenever
+ * it is told anything else (`drain`), so what it decides next reads the same history as if every
+ * message had been read on arrival, in arrival order. Bounded: past `MAX_WAITING` messages or
+ * `MAX_WAITING_BYTES`, the queue is read at once, written or not.
  */
 
 /** When a message arrived: the owner's clock, and `performance.now()` (the span's clock). */
@@ -12,11 +14,15 @@ export interface Arrival {
   readonly perfAt: number;
 }
 
+/** Says that a message's relay is written (or can no longer be): it may be read now. */
+export type Relayed = () => void;
+
 interface Waiting<S> {
   readonly session: S;
   readonly parse: () => unknown;
   readonly bytes: number;
   readonly arrival: Arrival;
+  relayed: boolean;
 }
 
 const MAX_WAITING = 256;
@@ -26,9 +32,12 @@ export class DeferredReadings<S> {
   private queue: Waiting<S>[] = [];
   private bytes = 0;
   private scheduled = false;
-  private readonly drainSoon = (): void => {
+  private readonly readRelayed = (): void => {
     this.scheduled = false;
-    this.drain();
+    let n = 0;
+    while (n < this.queue.length && (this.queue[n] as Waiting<S>).relayed) n++;
+    // in arrival order: a message still being written holds the ones behind it
+    this.readFirst(n);
   };
 
   /**
@@ -41,31 +50,43 @@ export class DeferredReadings<S> {
     private readonly onProblem: (e: unknown) => void,
   ) {}
 
-  add(session: S, parse: () => unknown, bytes: number): void {
-    this.queue.push({ session, parse, bytes, arrival: { at: this.clock(), perfAt: performance.now() } });
+  /** A message to read once relayed: call what this returns when its last bytes are written. */
+  add(session: S, parse: () => unknown, bytes: number): Relayed {
+    const waiting: Waiting<S> = { session, parse, bytes, arrival: { at: this.clock(), perfAt: performance.now() }, relayed: false };
+    this.queue.push(waiting);
     this.bytes += bytes;
-    if (this.queue.length >= MAX_WAITING || this.bytes >= MAX_WAITING_BYTES) return this.drain();
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.drainSoon);
-    }
+    if (this.queue.length >= MAX_WAITING || this.bytes >= MAX_WAITING_BYTES) this.drain();
+    return () => {
+      if (waiting.relayed) return;
+      waiting.relayed = true;
+      if (!this.scheduled && this.queue[0] === waiting) {
+        this.scheduled = true;
+        setImmediate(this.readRelayed);
+      }
+    };
   }
 
-  /** Reads everything waiting, oldest first (cheap when nothing is). */
+  /** Reads everything waiting, oldest first, relayed or not (cheap when nothing is). */
   drain(): void {
-    while (this.queue.length > 0) {
-      // taken whole: a reading that adds to the queue (none does today) is read in the next round
-      const batch = this.queue;
-      this.queue = [];
-      this.bytes = 0;
-      for (const w of batch) {
-        try {
-          const msg = w.parse();
-          if (msg !== undefined) this.read(w.session, msg, w.arrival);
-        } catch (e) {
-          this.onProblem(e);
-        }
+    while (this.queue.length > 0) this.readFirst(this.queue.length);
+  }
+
+  private readFirst(n: number): void {
+    if (n === 0) return;
+    const taken = this.queue.splice(0, n);
+    for (const w of taken) {
+      this.bytes -= w.bytes;
+      try {
+        const msg = w.parse();
+        if (msg !== undefined) this.read(w.session, msg, w.arrival);
+      } catch (e) {
+        this.onProblem(e);
       }
+    }
+    // what was behind a message written late may be relayed already
+    if (!this.scheduled && this.queue[0]?.relayed === true) {
+      this.scheduled = true;
+      setImmediate(this.readRelayed);
     }
   }
 }

@@ -2,6 +2,7 @@ import { Agent as HttpAgent, createServer, request as httpRequest, type Incoming
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { McpCallGuard, McpSession } from './call-guard.js';
 import { arrayElements, asBatch, judgeBatch } from './batch.js';
+import type { Relayed } from './deferred-readings.js';
 import { MalformedReport } from './malformed.js';
 import { clientMessageMatters, isObject, parseJson } from './messages.js';
 import { SseReader } from './sse.js';
@@ -12,10 +13,10 @@ const UPSTREAM_ERROR = -32000;
 /** Bytes of an upstream's refusal read for its JSON-RPC error. */
 const MAX_REFUSAL_BYTES = 64 * 1024;
 
-/** A reader of a response's bytes beside their relay. */
+/** A reader of a response's bytes beside their relay: the messages a chunk completes go to `read`, to be read once that chunk is written. */
 interface ResponseTap {
-  push(chunk: Buffer): void;
-  end(): void;
+  push(chunk: Buffer, read: Relayed[]): void;
+  end(read: Relayed[]): void;
 }
 
 /** Headers of one hop, never relayed (RFC 9110 §7.6.1), and `host`, which names the upstream instead. */
@@ -172,8 +173,8 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
       const merged = Buffer.from(asBatch([...answers, ...theirs]));
       delete headers['content-length'];
       res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': merged.length });
-      res.end(merged);
-      if (parsed !== undefined) o.guard.readLater(session, () => parsed, upstream.length);
+      const read: Relayed[] = parsed === undefined ? [] : [o.guard.readLater(session, () => parsed, upstream.length)];
+      endWhenWritten(res, merged, read);
     });
   };
 
@@ -208,15 +209,18 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
   /** The upstream's response body to the client as it comes (its backpressure holds the upstream), read beside by `tap`. */
   const streamBody = (upRes: IncomingMessage, res: ServerResponse, tap: ResponseTap | undefined, ended?: () => void): void => {
     upRes.on('data', (chunk: Buffer) => {
-      if (!res.write(chunk)) {
+      const read: Relayed[] = [];
+      // the callback comes after this handler returns, with `read` filled by the tap
+      if (!res.write(chunk, () => relayed(read))) {
         upRes.pause();
         res.once('drain', () => upRes.resume());
       }
-      tap?.push(chunk);
+      tap?.push(chunk, read);
     });
     upRes.on('end', () => {
-      res.end();
-      tap?.end();
+      const read: Relayed[] = [];
+      tap?.end(read);
+      endWhenWritten(res, undefined, read);
       ended?.();
     });
     upRes.on('error', () => res.destroy());
@@ -227,32 +231,41 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
    * end, SSE event by event; each once relayed (see `McpCallGuard.readLater`).
    */
   const responseTap = (contentType: string | undefined, session: McpSession): ResponseTap | undefined => {
+    /** The messages completed by the chunk under way. */
+    let completed: Relayed[] = [];
     const read = (text: string | Buffer): void => {
       if (!o.guard.waiting) return;
-      o.guard.readLater(
-        session,
-        () => {
-          const msg = parseJson(text);
-          if (msg === undefined) malformed.note('server', 'not valid JSON');
-          return msg;
-        },
-        text.length,
-      );
+      const parse = (): unknown => {
+        const msg = parseJson(text);
+        if (msg === undefined) malformed.note('server', 'not valid JSON');
+        return msg;
+      };
+      completed.push(o.guard.readLater(session, parse, text.length));
     };
     const type = mediaType(contentType);
     if (type === 'text/event-stream') {
       const sse = new SseReader(read);
-      return { push: (c) => (o.guard.waiting ? sse.push(c) : undefined), end: () => sse.end() };
+      return {
+        push: (c, into) => {
+          if (!o.guard.waiting) return;
+          completed = into;
+          sse.push(c);
+        },
+        end: (into) => {
+          completed = into;
+          sse.end();
+        },
+      };
     }
     if (type === 'application/json') {
       const chunks: Buffer[] = [];
       return {
         push: (c) => (o.guard.waiting ? chunks.push(c) : undefined),
-        end: () => {
+        end: (into) => {
           if (chunks.length === 0) return;
-          const body = Buffer.concat(chunks);
-          chunks.length = 0; // let the chunks go before the body is parsed
-          read(body);
+          completed = into;
+          const parts = chunks.splice(0);
+          read(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts));
         },
       };
     }
@@ -278,6 +291,17 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
         server.close(() => resolve());
       }),
   };
+}
+
+function relayed(read: readonly Relayed[]): void {
+  for (const r of read) r();
+}
+
+/** Ends `res` (with `body`, if given); the messages in `read` are read once it is written, or once the client is gone. */
+function endWhenWritten(res: ServerResponse, body: Buffer | undefined, read: readonly Relayed[]): void {
+  if (read.length > 0) res.once('close', () => relayed(read));
+  if (body === undefined) res.end(() => relayed(read));
+  else res.end(body, () => relayed(read));
 }
 
 /** A JSON-RPC error response to request `id` (as the client sent it: a string or a number). */

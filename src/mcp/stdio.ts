@@ -4,6 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { ClientVerdict, McpCallGuard, McpSession } from './call-guard.js';
 import { asBatch, judgeBatch } from './batch.js';
 import { isBlank, joinParts, LineSplitter, looksLikeJson, NEWLINE, NEWLINE_BYTES } from './framing.js';
+import type { Relayed } from './deferred-readings.js';
 import { MalformedReport } from './malformed.js';
 import { clientMessageMatters, parseJson, serverMessageMayRespond } from './messages.js';
 
@@ -110,17 +111,21 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     if (!o.guard.waiting) return;
     // a progress or log notification during a call is relayed unread (a needle across two chunks is read)
     if (parts.length === 1 && !serverMessageMayRespond(parts[0] as Buffer)) return;
-    // relayed already (its chunks were written as they came): read once the write is done
-    o.guard.readLater(
-      session,
-      () => {
-        const msg = parseParts(parts, bytes);
-        if (msg === undefined) malformed.note('server', 'not valid JSON');
-        return msg;
-      },
-      bytes,
+    // its chunks are written as they come: read once the last one is written
+    completed.push(
+      o.guard.readLater(
+        session,
+        () => {
+          const msg = parseParts(parts, bytes);
+          if (msg === undefined) malformed.note('server', 'not valid JSON');
+          return msg;
+        },
+        bytes,
+      ),
     );
   };
+  /** The server messages the chunk being relayed completes: read once it is written. */
+  let completed: Relayed[] = [];
 
   o.input.on('data', (chunk: Buffer) => fromClient.push(chunk, onClientLine));
   o.input.on('end', () => {
@@ -131,7 +136,10 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
   child.stdin.on('error', () => undefined);
 
   child.stdout.on('data', (chunk: Buffer) => {
-    if (!clientGone && !o.output.write(chunk)) {
+    const read: Relayed[] = (completed = []);
+    // a write's callback comes after this handler returns, with `read` filled by the push below
+    if (clientGone) setImmediate(relayed, read);
+    else if (!o.output.write(chunk, () => relayed(read))) {
       child.stdout.pause();
       o.output.once('drain', () => child.stdout.resume());
     }
@@ -163,6 +171,10 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     ended,
     malformed,
   };
+}
+
+function relayed(read: readonly Relayed[]): void {
+  for (const r of read) r();
 }
 
 /**

@@ -34,15 +34,17 @@ afterEach(async () => {
 });
 
 describe('a tool result is relayed before it is read', () => {
-  it('stdio: the result line is written to the client while its call is still unread; it is read on the next turn of the event loop', async () => {
+  it('stdio: the result is read once its last bytes are written to the client, then without waiting for another message', async () => {
     const g = newGuard('pipe');
     const input = new PassThrough();
     /** For each line written to the client: was the guard still waiting for it then? */
     const written: { line: string; unread: boolean }[] = [];
+    /** A client slow to take the bytes: each write completes when the test says. */
+    const held: (() => void)[] = [];
     const output = new Writable({
       write(chunk: Buffer, _encoding, done) {
         for (const line of chunk.toString('utf8').split('\n').filter((l) => l !== '')) written.push({ line, unread: g.waiting });
-        done();
+        held.push(done);
       },
     });
     const proxy = startStdioProxy({ command: process.execPath, args: [BATCH_SERVER], env: process.env, guard: g, input, output, say: (l) => said.push(l) });
@@ -53,8 +55,16 @@ describe('a tool result is relayed before it is read', () => {
     input.write(`${JSON.stringify(call(1, 'echo', { text: 'x'.repeat(100_000) }))}\n`);
     await vi.waitFor(() => expect(written.some((w) => w.line.startsWith('{"jsonrpc":"2.0","id":1,"result"'))).toBe(true), { timeout: 10_000 });
     expect(written.find((w) => w.line.includes('"id":1'))?.unread).toBe(true);
-    // nothing else is sent: the reading does not wait for the next message
-    await vi.waitFor(() => expect(g.waiting).toBe(false), { timeout: 10_000 });
+    for (let i = 0; i < 5; i++) await nextTurn();
+    expect(g.waiting).toBe(true); // its bytes are not all written yet
+    // the writes complete; nothing else is sent: the reading does not wait for the next message
+    // (a Writable writes one chunk at a time: the next one is handed over when the previous one is done)
+    for (let i = 0; i < 20 && held.length > 0; i++) {
+      for (const done of held.splice(0)) done();
+      await nextTurn();
+    }
+    expect(held).toEqual([]);
+    expect(g.waiting).toBe(false);
     expect(statuses(g, 'stdio')).toEqual(['ok']);
   });
 

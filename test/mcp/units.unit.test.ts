@@ -184,12 +184,16 @@ describe('McpCallGuard', () => {
     expect(afterRelay.history.filter((r) => r.status === 'error' || r.status === 'ok').map((r) => (r.endTime ?? 0) - r.startTime)).toEqual([7, 7, 7, 7]);
   });
 
-  it('a result read after its relay is read on setImmediate without waiting for another message; what waits is bounded', async () => {
+  it('a result is read once its relay is written, without waiting for another message; what waits is bounded', async () => {
     const g = guard();
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
     expect(g.fromClient(session, call(1, 'lookup', { q: 2 })).relay).toBe(true);
-    g.readLater(session, () => failure(1), 100);
+    const relayed = g.readLater(session, () => failure(1), 100);
+    await turn();
+    expect(g.waiting).toBe(true); // still being written to the client
+    relayed();
     expect(g.waiting).toBe(true);
-    await new Promise((resolve) => setImmediate(resolve));
+    await turn();
     expect(g.waiting).toBe(false);
     // a flood of server messages in one turn of the event loop is read at the bound, not held
     expect(g.fromClient(session, call(2, 'lookup', { q: 3 })).relay).toBe(true);
@@ -201,8 +205,8 @@ describe('McpCallGuard', () => {
     // a defect while reading is said, not thrown into the event loop
     g.readLater(session, () => {
       throw new Error('broken parse');
-    }, 10);
-    await new Promise((resolve) => setImmediate(resolve));
+    }, 10)();
+    await turn();
     expect(lines.at(-1)).toBe('internal error while reading a server message (relayed): broken parse');
   });
 
