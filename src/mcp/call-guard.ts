@@ -103,8 +103,8 @@ export class McpCallGuard {
    * A server message the caller is relaying, to be read once its relay is written (`parse` gives
    * it parsed, or undefined when it is not JSON; `bytes`: its size, for the bound on what waits):
    * the caller calls what this returns when its last bytes are written, and the message is read
-   * on `setImmediate` then, or before the next thing the guard is told, whichever comes first,
-   * so that every decision reads the same history as if the message had been read at once.
+   * soon after (see DeferredReadings), or before the next thing the guard is told, whichever
+   * comes first, so that every decision reads the same history as if it had been read at once.
    */
   readLater(session: McpSession, parse: () => unknown, bytes: number): Relayed {
     return this.later.add(session, parse, bytes);

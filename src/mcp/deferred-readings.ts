@@ -2,10 +2,13 @@
  * Server messages read after they are relayed: a tool result reaches the client first, and its
  * parse, fingerprint and the engine's update happen once its last bytes are written (a message
  * larger than the pipe or socket buffer is written over several turns of the event loop, which
- * a reading in between would hold up), on `setImmediate`. The owner drains them first whenever
- * it is told anything else (`drain`), so what it decides next reads the same history as if every
- * message had been read on arrival, in arrival order. Bounded: past `MAX_WAITING` messages or
- * `MAX_WAITING_BYTES`, the queue is read at once, written or not.
+ * a reading in between would hold up), and once the proxy has slept `READ_AFTER_MS`: the kernel
+ * wakes the client on the core that wrote to it, where it waits while the proxy keeps that core
+ * busy, so the reading waits for the proxy's next sleep (bench/NOTES.md, issue 31 round 3). The
+ * owner drains them first whenever it is told anything else (`drain`), so what it decides next
+ * reads the same history as if every message had been read on arrival, in arrival order.
+ * Bounded: past `MAX_WAITING` messages or `MAX_WAITING_BYTES`, the queue is read at once,
+ * written or not.
  */
 
 /** When a message arrived: the owner's clock, and `performance.now()` (the span's clock). */
@@ -26,6 +29,7 @@ interface Waiting<S> {
 }
 
 const MAX_WAITING = 256;
+const READ_AFTER_MS = 1;
 const MAX_WAITING_BYTES = 16 * 1024 * 1024;
 
 export class DeferredReadings<S> {
@@ -59,10 +63,7 @@ export class DeferredReadings<S> {
     return () => {
       if (waiting.relayed) return;
       waiting.relayed = true;
-      if (!this.scheduled && this.queue[0] === waiting) {
-        this.scheduled = true;
-        setImmediate(this.readRelayed);
-      }
+      if (this.queue[0] === waiting) this.schedule();
     };
   }
 
@@ -84,9 +85,12 @@ export class DeferredReadings<S> {
       }
     }
     // what was behind a message written late may be relayed already
-    if (!this.scheduled && this.queue[0]?.relayed === true) {
-      this.scheduled = true;
-      setImmediate(this.readRelayed);
-    }
+    if (this.queue[0]?.relayed === true) this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setTimeout(this.readRelayed, READ_AFTER_MS).unref();
   }
 }

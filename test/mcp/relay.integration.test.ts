@@ -64,7 +64,7 @@ describe('a tool result is relayed before it is read', () => {
       await nextTurn();
     }
     expect(held).toEqual([]);
-    expect(g.waiting).toBe(false);
+    await vi.waitFor(() => expect(g.waiting).toBe(false));
     expect(statuses(g, 'stdio')).toEqual(['ok']);
   });
 
@@ -90,8 +90,7 @@ describe('a tool result is relayed before it is read', () => {
     const r = await fetch(proxy.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(call(1, 'page', { n: 1 })) });
     expect(((await r.json()) as { id: number }).id).toBe(1);
     expect(ends).toEqual([true]);
-    await nextTurn();
-    expect(g.waiting).toBe(false);
+    await vi.waitFor(() => expect(g.waiting).toBe(false));
     expect(statuses(g, 'http:')).toEqual(['ok']);
   });
 });
