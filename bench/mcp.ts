@@ -4,7 +4,11 @@ import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { LoopEngine } from '../src/detector/engine.js';
+import { McpCallGuard, type McpSession } from '../src/mcp/call-guard.js';
 import { LineSplitter } from '../src/mcp/framing.js';
+import { McpTelemetry } from '../src/mcp/telemetry.js';
+import { proseResult } from './support/payloads.js';
 import { bytes, median, quantile, type Figure } from './support/report.js';
 
 /**
@@ -108,7 +112,7 @@ const ms = (x: number): string => `${x.toFixed(3)} ms`;
 export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]> {
   const blocks = options.quick ? 2 : 5;
   const roundsPerBlock = options.quick ? 8 : 300;
-  const sizes = [256, 4 * 1024, 16 * 1024, 64 * 1024];
+  const sizes = [1024, 4 * 1024, 16 * 1024, 64 * 1024];
   const methods = ['tools/call', 'resources/read'];
   const direct = Peer.start([SERVER]);
   const proxied = Peer.start([CLI, 'mcp', '--', process.execPath, SERVER]);
@@ -220,6 +224,46 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
     });
   } finally {
     await Promise.all([direct.stop(), proxied.stop()]);
+  }
+  figures.push(...(await guardFigures(options.quick)));
+  return figures;
+}
+
+/**
+ * The guard's own CPU per `tools/call`, in this process (no transport, no parse): the call
+ * judged, its result read back into the engine, the run's history full (past the engine's
+ * `historySize`), every call new work as an honest session's are. With a 16-byte result the
+ * figure is the guard's bookkeeping; with 10 KB of prose, the result's fingerprint besides.
+ */
+async function guardFigures(quick: boolean): Promise<Figure[]> {
+  const telemetry = await McpTelemetry.fromEnv({ OTEL_SDK_DISABLED: 'true' }, 'bench', () => undefined);
+  const session: McpSession = { key: 'bench', sessionId: 'bench' };
+  const calls = quick ? 300 : 3_000;
+  const rounds = quick ? 3 : 9;
+  const figures: Figure[] = [];
+  for (const size of [16, 10 * 1024]) {
+    const texts = Array.from({ length: 64 }, (_, i) => proseResult(size, i));
+    const perCall: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const guard = new McpCallGuard({ engine: new LoopEngine(), action: 'graduated', idleGapMs: 60_000, telemetry, transport: 'pipe', say: () => undefined });
+      let id = 0;
+      const call = (): void => {
+        id++;
+        const verdict = guard.fromClient(session, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: `tool_${id % 6}`, arguments: { page: id, q: `query ${id}` } } });
+        if (verdict.relay) guard.fromServer(session, { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: `${id}:${texts[id % texts.length] ?? ''}` }] } });
+      };
+      for (let i = 0; i < 200; i++) call(); // the history full
+      const t0 = process.cpuUsage();
+      for (let i = 0; i < calls; i++) call();
+      const used = process.cpuUsage(t0);
+      perCall.push((used.user + used.system) / 1000 / calls);
+    }
+    figures.push({
+      section: 'mcp',
+      name: `the guard alone (in process), a tools/call with a ${bytes(size)} result: CPU per call`,
+      value: ms(median(perCall)),
+      note: `median of ${rounds} rounds of ${calls} calls (${ms(Math.min(...perCall))} to ${ms(Math.max(...perCall))}), history full`,
+    });
   }
   return figures;
 }

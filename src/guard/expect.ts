@@ -1,12 +1,9 @@
 import { hashString, type Hash } from '../fingerprint/hash.js';
-import type { RecordedCall, ToolOutcome } from '../detector/types.js';
+import type { ToolOutcome } from '../detector/types.js';
+import type { RecentOutcomes } from './recent-outcomes.js';
 
 const FRESH_TAG = 0x6a11;
 let freshSeq = 0;
-
-function sameArgs(a: Hash | undefined, b: Hash | undefined): boolean {
-  return a === b;
-}
 
 /**
  * The outcome a call is expected to have before it runs, so that the engine can judge it:
@@ -17,29 +14,10 @@ function sameArgs(a: Hash | undefined, b: Hash | undefined): boolean {
  * - the tool was reported as not existing: that again (a missing tool does not appear);
  * - otherwise new work with a new answer, which no repetition rule can match.
  */
-export function expectedOutcome(history: readonly RecordedCall[], toolName: string, argsHash: Hash | undefined): ToolOutcome {
-  for (let i = history.length - 1; i >= 0; i--) {
-    const r = history[i];
-    if (r && r.toolName === toolName && sameArgs(r.argsHash, argsHash)) return r.outcome;
-  }
-  for (let i = history.length - 1; i >= 0; i--) {
-    const r = history[i];
-    if (r && r.toolName === toolName) {
-      if (!r.outcome.ok && r.outcome.unknownTool) return r.outcome;
-      break;
-    }
-  }
+export function expectedOutcome(recent: RecentOutcomes, toolName: string, argsHash: Hash | undefined): ToolOutcome {
+  const same = recent.latest(toolName, argsHash);
+  if (same) return same;
+  const ofTool = recent.latestOfTool(toolName);
+  if (ofTool && !ofTool.ok && ofTool.unknownTool) return ofTool;
   return { ok: true, resultHash: hashString(String(freshSeq++), FRESH_TAG), informative: true };
-}
-
-/** Failures of this exact call since its last success (0 when its latest attempt succeeded). */
-export function consecutiveFailures(history: readonly RecordedCall[], toolName: string, argsHash: Hash | undefined): number {
-  let n = 0;
-  for (let i = history.length - 1; i >= 0; i--) {
-    const r = history[i];
-    if (!r || r.toolName !== toolName || !sameArgs(r.argsHash, argsHash)) continue;
-    if (r.outcome.ok) break;
-    n++;
-  }
-  return n;
 }

@@ -12,7 +12,7 @@ import type { CallGuard, CheckOptions, GuardedCall, ProceedingCall, RunOptions }
 import { decide, strongest } from './decide.js';
 import { guardDispatcher, type Dispatcher, type WrapDispatcherOptions } from './dispatcher.js';
 import type { GuardEvent, GuardedCallRecord, GuardOutcome } from './events.js';
-import { consecutiveFailures, expectedOutcome } from './expect.js';
+import { expectedOutcome } from './expect.js';
 import { decisionMessage, hintText, LOOP_HINT_TYPE, type GuardFacts, type LoopHint } from './hint.js';
 import { splitGuardOptions, type GuardAction, type ResolvedBackoff, type StopScope, type ToolLoopGuardOptions } from './options.js';
 import { GuardSession } from './session.js';
@@ -92,7 +92,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
       if (content === undefined) return;
       const s = this.session;
       // a session that has judged nothing yet is the new turn already (its signal may be in use)
-      if (s.detector.userMessage(content) && s.sequence.callCount > 0) this.session = new GuardSession(s.detector, ++this.generation, this.engine.config.historySize);
+      if (s.detector.userMessage(content) && s.sequence.callCount > 0) this.session = new GuardSession(s.detector, ++this.generation, this.engine.config.historySize, s.outcomes);
     } catch (e) {
       this.problem('a user message', e);
     }
@@ -191,8 +191,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
       return new ToolLoopError(d);
     }
 
-    const history = s.detector.recentCalls();
-    const failures = consecutiveFailures(history, toolName, base.argsHash);
+    const failures = s.outcomes.failuresSinceSuccess(toolName, base.argsHash);
     const transientRetry = failures > 0 && s.wasTransient(trigger);
     const delayMs = transientRetry && this.backoff ? backoffDelay(this.backoff, failures) : 0;
     // A poll's next answer may be the one that moves, and a wait is deliberate: judging them by
@@ -203,7 +202,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
     const found =
       role === 'poller' || role === 'wait' || s.changedSince(trigger)
         ? []
-        : s.detector.preview({ ...base, outcome: expectedOutcome(history, toolName, base.argsHash) }, batch.running === 0);
+        : s.detector.preview({ ...base, outcome: expectedOutcome(s.outcomes, toolName, base.argsHash) }, batch.running === 0);
     const primary = strongest(found);
     if (!primary) return this.proceed(s, { base, batch, record, trigger, annotations: options.annotations }, delayMs, undefined);
 
@@ -298,7 +297,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
         // Ran with no loop in sight: whatever was refused before, the loop is broken now.
         if (!detection) s.clearStrikes(trigger);
         s.setTransient(trigger, transient);
-        for (const d of s.detector.record(call, batchComplete)) this.afterRun(s, d, trigger);
+        for (const d of s.record(call, batchComplete)) this.afterRun(s, d, trigger);
       } catch (e) {
         this.problem('recording a tool outcome', e);
       }

@@ -1,9 +1,10 @@
 import type { Hash } from '../fingerprint/hash.js';
 import type { TraceDetector } from '../detector/trace-detector.js';
-import type { LoopDetection } from '../detector/types.js';
+import type { LoopDetection, ToolCall } from '../detector/types.js';
 import { CallSequence, type Batch } from '../sequence/call-sequence.js';
 import type { ToolLoopError } from '../errors.js';
 import type { GuardedCallRecord } from './events.js';
+import { RecentOutcomes } from './recent-outcomes.js';
 
 /** An intervention on one loop signature (a detection fingerprint). */
 interface Strike {
@@ -43,11 +44,24 @@ export class GuardSession {
   /** Calls (tool + arguments) whose loop was stopped, with the detection (`stopScope: 'loop'`): refused again whatever the engine says. */
   private readonly refused = new Map<Hash, LoopDetection>();
 
+  /**
+   * `outcomes`: what the guard reads of `detector`'s history, recorded along with it (a new turn
+   * of the same conversation keeps both); `maxRecords`: the engine's `historySize`.
+   */
   constructor(
     readonly detector: TraceDetector,
     readonly generation: number,
     private readonly maxRecords: number,
+    readonly outcomes = new RecentOutcomes(maxRecords),
   ) {}
+
+  /** Records a call that ran in the engine's history, and what the guard reads of it; returns the loops it completes. */
+  record(call: ToolCall, batchComplete: boolean): LoopDetection[] {
+    const found = this.detector.record(call, batchComplete);
+    const recorded = this.detector.recentCalls(1)[0];
+    if (recorded) this.outcomes.add(recorded);
+    return found;
+  }
 
   /**
    * The batch of a call starting now. A key the caller gives names its batch. Otherwise calls form

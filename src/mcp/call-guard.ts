@@ -21,6 +21,7 @@ import {
   type ToolCallRequest,
 } from './messages.js';
 import { resultForEngine } from './engine-result.js';
+import { DeferredReadings, type Arrival, type Relayed } from './deferred-readings.js';
 import { Runs, type Run } from './runs.js';
 import { clientTraceId, type McpTelemetry, type McpTransport, type ToolCallSpan } from './telemetry.js';
 
@@ -74,15 +75,23 @@ export class McpCallGuard {
   private protocolVersion: string | undefined;
   /** The span of the call whose decision is being taken: the guard reports decisions synchronously. */
   private current: ToolCallSpan | undefined;
+  /** Server messages relayed and not read yet: read before anything else the guard is told. */
+  private readonly later: DeferredReadings<McpSession>;
+  /** While one is read: when it arrived (the guard's clock, and `performance.now()` for its span). */
+  private arrived: Arrival | undefined;
+  private readonly clock: () => number;
 
   constructor(private readonly options: CallGuardOptions) {
+    this.clock = options.now ?? Date.now;
     this.runs = new Runs({
       engine: options.engine,
       action: options.action,
       idleGapMs: options.idleGapMs,
       onDecision: (event, run) => this.decided(event, run),
-      ...(options.now ? { now: options.now } : {}),
+      // a result read after its relay is the call's end as it arrived, so decisions do not depend on when it is read
+      now: () => this.arrived?.at ?? this.clock(),
     });
+    this.later = new DeferredReadings<McpSession>((session, msg, arrival) => this.read(session, msg, arrival), this.clock, (e) => this.internalError(e));
   }
 
   /** Requests are awaited: the server's messages must be read (otherwise they are relayed unread). */
@@ -90,8 +99,25 @@ export class McpCallGuard {
     return this.pending.size > 0;
   }
 
+  /**
+   * A server message the caller is relaying, to be read once its relay is written (`parse` gives
+   * it parsed, or undefined when it is not JSON; `bytes`: its size, for the bound on what waits):
+   * the caller calls what this returns when its last bytes are written, and the message is read
+   * soon after (see DeferredReadings), or before the next thing the guard is told, whichever
+   * comes first, so that every decision reads the same history as if it had been read at once.
+   */
+  readLater(session: McpSession, parse: () => unknown, bytes: number): Relayed {
+    return this.later.add(session, parse, bytes);
+  }
+
+  /** Reads every server message waiting (`readLater`): before the proxy stops, for instance. */
+  readPending(): void {
+    this.later.drain();
+  }
+
   /** A message from the client (parsed; a batch's elements one by one: see batch.ts); the caller relays it or answers it as told. */
   fromClient(session: McpSession, msg: unknown): ClientVerdict {
+    this.later.drain();
     const request = asRequest(msg);
     if (request) {
       const call = asToolCall(request);
@@ -119,8 +145,13 @@ export class McpCallGuard {
 
   /** A message or a batch from the server (parsed): the responses to awaited requests are read; everything is relayed by the caller. */
   fromServer(session: McpSession, msg: unknown): void {
+    this.later.drain();
+    this.read(session, msg, undefined);
+  }
+
+  private read(session: McpSession, msg: unknown, arrived: Arrival | undefined): void {
     if (Array.isArray(msg)) {
-      for (const element of msg) this.fromServer(session, element);
+      for (const element of msg) this.read(session, element, arrived);
       return;
     }
     const response = asResponse(msg);
@@ -135,21 +166,28 @@ export class McpCallGuard {
       if (typeof version === 'string') this.protocolVersion = version;
       return;
     }
-    this.within(p.span, () => {
-      if (response.error) {
-        p.call.failed({ name: 'JsonRpcError', message: response.error.message });
-        p.span.end({ kind: 'error', code: response.error.code });
-      } else {
-        const isError = isCallToolResult(response.result) && response.result.isError === true;
-        // a failure is read as its text (its class), a result as its fingerprint: only that one is bounded
-        p.call.succeeded(isError ? response.result : resultForEngine(response.result));
-        p.span.end({ kind: 'result', isError });
-      }
-    });
+    const before = this.arrived;
+    this.arrived = arrived;
+    try {
+      this.within(p.span, () => {
+        if (response.error) {
+          p.call.failed({ name: 'JsonRpcError', message: response.error.message });
+          p.span.end({ kind: 'error', code: response.error.code }, arrived?.perfAt);
+        } else {
+          const isError = isCallToolResult(response.result) && response.result.isError === true;
+          // a failure is read as its text (its class), a result as its fingerprint: only that one is bounded
+          p.call.succeeded(isError ? response.result : resultForEngine(response.result));
+          p.span.end({ kind: 'result', isError }, arrived?.perfAt);
+        }
+      });
+    } finally {
+      this.arrived = before;
+    }
   }
 
   /** A request that will get no response through the proxy (the upstream failed or refused it): a call awaited for it ends unanswered. */
   forget(session: McpSession, id: unknown): void {
+    this.later.drain();
     if (typeof id !== 'string' && typeof id !== 'number') return;
     const key = pendingKey(session, id);
     const p = this.pending.get(key);
@@ -158,6 +196,7 @@ export class McpCallGuard {
 
   /** The session's transport closed: its awaited calls end unanswered, its run is forgotten. */
   endSession(session: McpSession): void {
+    this.later.drain();
     const prefix = `${session.key}\u0000`;
     for (const [key, p] of this.pending) {
       if (!key.startsWith(prefix)) continue;
@@ -258,7 +297,7 @@ export class McpCallGuard {
       const d = event.detection;
       // a refusal of a loop already stopped is not a new detection: the span says `blocked`, no event
       const action = event.action === 'hinted' || event.action === 'blocked' ? event.action : undefined;
-      if (!event.alreadyStopped) this.current?.loopDetected(d, action);
+      if (!event.alreadyStopped) this.current?.loopDetected(d, action, this.arrived?.perfAt);
       const verdict = event.wouldBe ? `would be ${event.wouldBe} in enforce mode` : event.action;
       if (!event.alreadyStopped || event.strike > 0) {
         this.options.say(`${verdict}: ${d.kind} ${d.level} on '${d.toolName}' (${run.key}${run.sequence > 0 ? ` #${run.sequence + 1}` : ''}): ${d.message}`);
@@ -266,6 +305,10 @@ export class McpCallGuard {
     } catch (e) {
       this.options.say(`could not record a decision: ${errorText(e)}`);
     }
+  }
+
+  private internalError(e: unknown): void {
+    this.options.say(`internal error while reading a server message (relayed): ${errorText(e)}`);
   }
 }
 

@@ -2,16 +2,21 @@ import { Agent as HttpAgent, createServer, request as httpRequest, type Incoming
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { McpCallGuard, McpSession } from './call-guard.js';
 import { arrayElements, asBatch, judgeBatch } from './batch.js';
+import type { Relayed } from './deferred-readings.js';
 import { MalformedReport } from './malformed.js';
 import { clientMessageMatters, isObject, parseJson } from './messages.js';
 import { SseReader } from './sse.js';
 
 export const DEFAULT_HTTP_HOST = '127.0.0.1';
+/** JSON-RPC's implementation-defined server error: what the proxy answers for an upstream that failed a request. */
+const UPSTREAM_ERROR = -32000;
+/** Bytes of an upstream's refusal read for its JSON-RPC error. */
+const MAX_REFUSAL_BYTES = 64 * 1024;
 
-/** A reader of a response's bytes beside their relay. */
+/** A reader of a response's bytes beside their relay: the messages a chunk completes go to `read`, to be read once that chunk is written. */
 interface ResponseTap {
-  push(chunk: Buffer): void;
-  end(): void;
+  push(chunk: Buffer, read: Relayed[]): void;
+  end(read: Relayed[]): void;
 }
 
 /** Headers of one hop, never relayed (RFC 9110 §7.6.1), and `host`, which names the upstream instead. */
@@ -119,7 +124,7 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
     const up = send(target, { method: req.method, headers, agent }, (upRes) => {
       const ok = (upRes.statusCode ?? 0) < 300;
       if (!ok) for (const id of awaited) o.guard.forget(session, id);
-      if (ok && answers !== undefined) return withAnswers(upRes, res, session, answers);
+      if (answers !== undefined) return ok ? withAnswers(upRes, res, session, answers) : refusedBatch(upRes, res, session.sessionId, answers, awaited);
       res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, relayedHeaders(upRes.headers));
       streamBody(upRes, res, ok ? responseTap(upRes.headers['content-type'], session) : undefined, () => {
         if (req.method === 'DELETE' && ok) o.guard.endSession(session);
@@ -127,10 +132,13 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
     });
     up.on('error', (e) => {
       for (const id of awaited) o.guard.forget(session, id);
-      if (!res.headersSent) {
+      const message = `loopwatch mcp: the upstream MCP server is unreachable (${(e as NodeJS.ErrnoException).code ?? e.message})`;
+      if (res.headersSent) res.destroy();
+      else if (answers !== undefined) answerHere(res, session.sessionId, asBatch([...answers, ...awaited.map((id) => errorResponse(id, UPSTREAM_ERROR, message))]));
+      else {
         res.writeHead(502, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `loopwatch mcp: the upstream MCP server is unreachable (${(e as NodeJS.ErrnoException).code ?? e.message})` } }));
-      } else res.destroy();
+        res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: UPSTREAM_ERROR, message } }));
+      }
     });
     // a client that goes away mid-response takes the upstream request with it
     res.on('close', () => {
@@ -160,64 +168,104 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
     upRes.on('end', () => {
       const upstream = Buffer.concat(chunks);
       const parsed = type === 'application/json' ? parseJson(upstream) : undefined;
-      if (parsed !== undefined) readServer(session, parsed);
-      else if (upstream.length > 0) malformed.note('server', 'a response to a batch that is not JSON: only the answers of the proxy reached the client');
+      if (parsed === undefined && upstream.length > 0) malformed.note('server', 'a response to a batch that is not JSON: only the answers of the proxy reached the client');
       const theirs = parsed === undefined ? [] : Array.isArray(parsed) ? (arrayElements(upstream) ?? []).map((e) => e.toString('utf8')) : [upstream.toString('utf8')];
       const merged = Buffer.from(asBatch([...answers, ...theirs]));
       delete headers['content-length'];
       res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': merged.length });
-      res.end(merged);
+      const read: Relayed[] = parsed === undefined ? [] : [o.guard.readLater(session, () => parsed, upstream.length)];
+      endWhenWritten(res, merged, read);
     });
   };
 
-  /** The guard reads a server's message (or batch); a defect of ours is said, the message was relayed anyway. */
-  const readServer = (session: McpSession, msg: unknown): void => {
-    try {
-      o.guard.fromServer(session, msg);
-    } catch (e) {
-      o.say(`internal error while reading a server message (relayed): ${e instanceof Error ? e.message : String(e)}`);
-    }
+  /**
+   * The upstream refused a batch the guard answered part of (a status of 300 or more): the client
+   * still gets the guard's answers, with an error response for each request the upstream was
+   * sent (its own JSON-RPC error when its body has one, else its status), as one JSON batch with
+   * status 200, which is what a client reads responses from; the next request meets the refusal
+   * as the upstream gives it (a 401's authorization flow, a 404's new session).
+   */
+  const refusedBatch = (upRes: IncomingMessage, res: ServerResponse, sessionId: string | undefined, answers: readonly string[], relayedIds: readonly unknown[]): void => {
+    upRes.on('error', () => res.destroy());
+    const chunks: Buffer[] = [];
+    let held = 0;
+    upRes.on('data', (chunk: Buffer) => {
+      // only the start of an error body is read: its JSON-RPC error, or a line of text
+      if (held < MAX_REFUSAL_BYTES) chunks.push(chunk);
+      held += chunk.length;
+    });
+    upRes.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const theirs = held <= MAX_REFUSAL_BYTES ? parseJson(body) : undefined;
+      const error = (Array.isArray(theirs) ? theirs : [theirs]).map((m) => (isObject(m) && isObject(m.error) ? m.error : undefined)).find((e) => e !== undefined);
+      const status = `HTTP ${upRes.statusCode ?? '?'}${upRes.statusMessage ? ` ${upRes.statusMessage}` : ''}`;
+      const said = typeof error?.message === 'string' ? error.message : '';
+      const message = `loopwatch mcp: the upstream MCP server refused the batch (${status})${said ? `: ${said}` : ''}`;
+      const code = typeof error?.code === 'number' ? error.code : UPSTREAM_ERROR;
+      answerHere(res, sessionId, asBatch([...answers, ...relayedIds.map((id) => errorResponse(id, code, message))]));
+    });
   };
 
   /** The upstream's response body to the client as it comes (its backpressure holds the upstream), read beside by `tap`. */
   const streamBody = (upRes: IncomingMessage, res: ServerResponse, tap: ResponseTap | undefined, ended?: () => void): void => {
     upRes.on('data', (chunk: Buffer) => {
-      if (!res.write(chunk)) {
+      const read: Relayed[] = [];
+      // the callback comes after this handler returns, with `read` filled by the tap
+      if (!res.write(chunk, () => relayed(read))) {
         upRes.pause();
         res.once('drain', () => upRes.resume());
       }
-      tap?.push(chunk);
+      tap?.push(chunk, read);
     });
     upRes.on('end', () => {
-      tap?.end();
-      res.end();
+      const read: Relayed[] = [];
+      tap?.end(read);
+      endWhenWritten(res, undefined, read);
       ended?.();
     });
     upRes.on('error', () => res.destroy());
   };
 
-  /** Reads the server's messages in a response while the guard awaits one: JSON collected to its end, SSE event by event. */
+  /**
+   * Reads the server's messages in a response while the guard awaits one: JSON collected to its
+   * end, SSE event by event; each once relayed (see `McpCallGuard.readLater`).
+   */
   const responseTap = (contentType: string | undefined, session: McpSession): ResponseTap | undefined => {
+    /** The messages completed by the chunk under way. */
+    let completed: Relayed[] = [];
     const read = (text: string | Buffer): void => {
       if (!o.guard.waiting) return;
-      const msg = parseJson(text);
-      if (msg === undefined) return malformed.note('server', 'not valid JSON');
-      readServer(session, msg);
+      const parse = (): unknown => {
+        const msg = parseJson(text);
+        if (msg === undefined) malformed.note('server', 'not valid JSON');
+        return msg;
+      };
+      completed.push(o.guard.readLater(session, parse, text.length));
     };
     const type = mediaType(contentType);
     if (type === 'text/event-stream') {
       const sse = new SseReader(read);
-      return { push: (c) => (o.guard.waiting ? sse.push(c) : undefined), end: () => sse.end() };
+      return {
+        push: (c, into) => {
+          if (!o.guard.waiting) return;
+          completed = into;
+          sse.push(c);
+        },
+        end: (into) => {
+          completed = into;
+          sse.end();
+        },
+      };
     }
     if (type === 'application/json') {
       const chunks: Buffer[] = [];
       return {
         push: (c) => (o.guard.waiting ? chunks.push(c) : undefined),
-        end: () => {
+        end: (into) => {
           if (chunks.length === 0) return;
-          const body = Buffer.concat(chunks);
-          chunks.length = 0; // let the chunks go before the body is parsed
-          read(body);
+          completed = into;
+          const parts = chunks.splice(0);
+          read(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts));
         },
       };
     }
@@ -239,9 +287,26 @@ export function startHttpProxy(o: HttpProxyOptions): HttpProxy {
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         agent.destroy();
+        o.guard.readPending();
         server.close(() => resolve());
       }),
   };
+}
+
+function relayed(read: readonly Relayed[]): void {
+  for (const r of read) r();
+}
+
+/** Ends `res` (with `body`, if given); the messages in `read` are read once it is written, or once the client is gone. */
+function endWhenWritten(res: ServerResponse, body: Buffer | undefined, read: readonly Relayed[]): void {
+  if (read.length > 0) res.once('close', () => relayed(read));
+  if (body === undefined) res.end(() => relayed(read));
+  else res.end(body, () => relayed(read));
+}
+
+/** A JSON-RPC error response to request `id` (as the client sent it: a string or a number). */
+function errorResponse(id: unknown, code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
 }
 
 function mediaType(contentType: string | undefined): string | undefined {

@@ -4,6 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { ClientVerdict, McpCallGuard, McpSession } from './call-guard.js';
 import { asBatch, judgeBatch } from './batch.js';
 import { isBlank, joinParts, LineSplitter, looksLikeJson, NEWLINE, NEWLINE_BYTES } from './framing.js';
+import type { Relayed } from './deferred-readings.js';
 import { MalformedReport } from './malformed.js';
 import { clientMessageMatters, parseJson, serverMessageMayRespond } from './messages.js';
 
@@ -35,7 +36,8 @@ export interface StdioProxy {
  * (those reach the client as a response and never reach the server; in a batch, see batch.ts). The server's output is
  * written through as it arrives, chunk by chunk, and read beside it only while a request the
  * guard awaits is open; an answer of the guard waits for the end of the server message under
- * way, so messages never interleave. Either side's backpressure holds the other.
+ * way, so messages never interleave. A server message is read after its last bytes are written
+ * to the client (see `McpCallGuard.readLater`). Either side's backpressure holds the other.
  * The server's stderr is the proxy's; when the client closes our stdin, the server's is closed.
  */
 export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
@@ -109,14 +111,21 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     if (!o.guard.waiting) return;
     // a progress or log notification during a call is relayed unread (a needle across two chunks is read)
     if (parts.length === 1 && !serverMessageMayRespond(parts[0] as Buffer)) return;
-    const msg = parseParts(parts, bytes);
-    if (msg === undefined) return malformed.note('server', 'not valid JSON');
-    try {
-      o.guard.fromServer(session, msg);
-    } catch (e) {
-      o.say(`internal error while reading a server message (relayed): ${e instanceof Error ? e.message : String(e)}`);
-    }
+    // its chunks are written as they come: read once the last one is written
+    completed.push(
+      o.guard.readLater(
+        session,
+        () => {
+          const msg = parseParts(parts, bytes);
+          if (msg === undefined) malformed.note('server', 'not valid JSON');
+          return msg;
+        },
+        bytes,
+      ),
+    );
   };
+  /** The server messages the chunk being relayed completes: read once it is written. */
+  let completed: Relayed[] = [];
 
   o.input.on('data', (chunk: Buffer) => fromClient.push(chunk, onClientLine));
   o.input.on('end', () => {
@@ -127,7 +136,10 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
   child.stdin.on('error', () => undefined);
 
   child.stdout.on('data', (chunk: Buffer) => {
-    if (!clientGone && !o.output.write(chunk)) {
+    const read: Relayed[] = (completed = []);
+    // a write's callback comes after this handler returns, with `read` filled by the push below
+    if (clientGone) setImmediate(relayed, read);
+    else if (!o.output.write(chunk, () => relayed(read))) {
       child.stdout.pause();
       o.output.once('drain', () => child.stdout.resume());
     }
@@ -159,6 +171,10 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     ended,
     malformed,
   };
+}
+
+function relayed(read: readonly Relayed[]): void {
+  for (const r of read) r();
 }
 
 /**

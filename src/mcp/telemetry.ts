@@ -43,10 +43,14 @@ export type ToolCallEnd =
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'unanswered' };
 
-/** One `tools/call`'s span, or nothing when telemetry is off. */
+/**
+ * One `tools/call`'s span, or nothing when telemetry is off. `at`: when it happened, as
+ * `performance.now()` read then (the SDK's own clock), for a result read after it was relayed;
+ * now when absent.
+ */
 export interface ToolCallSpan {
-  loopDetected(detection: LoopDetection, action: GuardSpanAction | undefined): void;
-  end(how: ToolCallEnd): void;
+  loopDetected(detection: LoopDetection, action: GuardSpanAction | undefined, at?: number): void;
+  end(how: ToolCallEnd, at?: number): void;
 }
 
 const NO_SPAN: ToolCallSpan = { loopDetected: () => undefined, end: () => undefined };
@@ -177,12 +181,12 @@ export class McpTelemetry {
   private spanOf(span: Span): ToolCallSpan {
     let ended = false;
     return {
-      loopDetected: (d, action) => {
+      loopDetected: (d, action, at) => {
         if (ended) return;
         this.metrics?.recordDetection(d);
-        span.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, action ? { [ATTR_LOOP_ACTION]: action } : undefined));
+        span.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, action ? { [ATTR_LOOP_ACTION]: action } : undefined), at);
       },
-      end: (how) => {
+      end: (how, at) => {
         if (ended) return;
         ended = true;
         const errorType = endErrorType(how);
@@ -192,7 +196,7 @@ export class McpTelemetry {
         }
         if (how.kind === 'error' && how.code !== undefined) span.setAttribute(ATTR_RPC_RESPONSE_STATUS_CODE, String(how.code));
         if (how.kind === 'answered') span.setAttribute(ATTR_LOOP_ACTION, how.action);
-        span.end();
+        span.end(at);
       },
     };
   }

@@ -3,7 +3,7 @@
  * annotations from tools/list) and the MCP convention adapter, with the real guard and engine.
  */
 import { SpanKind } from '@opentelemetry/api';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { defaultAdapters, findToolAdapter } from '../../src/conventions/index.js';
 import { mcpAdapter } from '../../src/conventions/mcp.js';
 import { LoopEngine } from '../../src/detector/engine.js';
@@ -153,6 +153,60 @@ describe('McpCallGuard', () => {
     const refused = batch([call(5, 'lookup', { q: 1 })]);
     expect(refused.relay).toBeUndefined();
     expect(JSON.parse(asBatch(refused.answers))).toMatchObject([{ id: 5, result: { isError: true, content: [{ text: expect.stringContaining('refused') }] } }]);
+  });
+
+  it('a result read after its relay: back to back, the same decisions at the same calls and the same history, each call ending when its result arrived', () => {
+    const steps: [string, object][] = [['lookup', { q: 1 }], ['other', { n: 1 }], ['lookup', { q: 1 }], ['lookup', { q: 1 }], ['lookup', { q: 1 }], ['other', { n: 2 }], ['lookup', { q: 1 }]];
+    const session2: McpSession = { key: 'stdio-2', sessionId: 's2' };
+    const play = (later: boolean) => {
+      const g = guard();
+      const seen: (string | undefined)[] = [];
+      steps.forEach(([name, args], i) => {
+        clock = 10_000 + i * 100;
+        const v = g.fromClient(session2, call(i, name, args));
+        seen.push(v.relay ? 'ran' : v.answer);
+        if (!v.relay) return;
+        clock += 7; // the result arrives; read now, or only when the next call is judged
+        const response = name === 'lookup' ? failure(i) : { jsonrpc: '2.0', id: i, result: { content: [{ type: 'text', text: `item ${i}` }] } };
+        if (later) g.readLater(session2, () => response, 100);
+        else g.fromServer(session2, response);
+        if (later) expect(g.waiting).toBe(true); // not read yet: the next call reads it first
+      });
+      g.readPending();
+      return { seen, history: g.runs.runOf(session2.key, undefined).guard.recentCalls() };
+    };
+    const atOnce = play(false);
+    const afterRelay = play(true);
+    expect(afterRelay.seen).toEqual(atOnce.seen);
+    expect(afterRelay.history).toEqual(atOnce.history);
+    const hinted = expect.stringContaining('[loopwatch] This call was not run');
+    expect(atOnce.seen).toEqual(['ran', 'ran', 'ran', hinted, hinted, 'ran', expect.stringContaining('[loopwatch] This call was refused and not run')]);
+    expect(afterRelay.history.filter((r) => r.status === 'error' || r.status === 'ok').map((r) => (r.endTime ?? 0) - r.startTime)).toEqual([7, 7, 7, 7]);
+  });
+
+  it('a result is read once its relay is written, without waiting for another message; what waits is bounded', async () => {
+    const g = guard();
+    const turn = () => new Promise((resolve) => setTimeout(resolve, 20));
+    expect(g.fromClient(session, call(1, 'lookup', { q: 2 })).relay).toBe(true);
+    const relayed = g.readLater(session, () => failure(1), 100);
+    await turn();
+    expect(g.waiting).toBe(true); // still being written to the client
+    relayed();
+    expect(g.waiting).toBe(true); // read once the proxy has slept: the client takes the relay first
+    await vi.waitFor(() => expect(g.waiting).toBe(false));
+    // a flood of server messages in one turn of the event loop is read at the bound, not held
+    expect(g.fromClient(session, call(2, 'lookup', { q: 3 })).relay).toBe(true);
+    let parsed = 0;
+    for (let i = 0; i < 256; i++) g.readLater(session, () => (++parsed, { jsonrpc: '2.0', method: 'notifications/message', params: {} }), 100);
+    expect(parsed).toBe(256);
+    g.readLater(session, () => failure(2), 20 * 1024 * 1024);
+    expect(g.waiting).toBe(false);
+    // a defect while reading is said, not thrown into the event loop
+    g.readLater(session, () => {
+      throw new Error('broken parse');
+    }, 10)();
+    await turn();
+    expect(lines.at(-1)).toBe('internal error while reading a server message (relayed): broken parse');
   });
 
   it('arrayElements: element bytes of a JSON array, strings and nesting respected', () => {
