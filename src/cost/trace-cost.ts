@@ -63,10 +63,12 @@ const F_START = 0;
 const F_POS = 1;
 const F_INPUT = 2;
 const F_OUTPUT = 3;
-const F_USD = 4;
 /** Model calls the entry sums (see `modelCall`: clean calls of one position share an entry). */
-const F_CALLS = 5;
-const STRIDE = 6;
+const F_CALLS = 4;
+/** Last, so that a window without prices has no column for it (every call's USD is NaN then). */
+const F_USD = 5;
+const PRICED_STRIDE = 6;
+const UNPRICED_STRIDE = 5;
 /** The start kept for an entry of clean calls: it passes every time filter (see `modelCall`). */
 const CLEAN = Number.POSITIVE_INFINITY;
 const INITIAL_SLOTS = 4;
@@ -104,8 +106,8 @@ interface LoopSums {
 }
 
 /**
- * One trace's model calls, as a queue of six numbers each (start, position, input, output, USD,
- * calls), kept only while a detection could still count them, and the running sums of its loop.
+ * One trace's model calls, as a queue of six numbers each (start, position, input, output, calls,
+ * USD; five without a price table, whose USD is always NaN), kept only while a detection could still count them, and the running sums of its loop.
  * Model calls of one position that started after every tool call recorded so far ended are
  * "clean": every detection that can count them counts all of them, so they share one entry (an
  * agent's tens of model calls between two tool calls cost one entry, not tens (bench/NOTES.md:
@@ -131,6 +133,11 @@ export class ModelCallWindow {
     private readonly priced: boolean,
     private readonly maxModelCalls = Math.max(64, window * 4),
   ) {}
+
+  /** Numbers an entry holds: no USD column without a price table. */
+  private get stride(): number {
+    return this.priced ? PRICED_STRIDE : UNPRICED_STRIDE;
+  }
 
   /** Usage of some model call is known (after the first tool call). */
   get known(): boolean {
@@ -198,7 +205,7 @@ export class ModelCallWindow {
       const pos = d[o + F_POS] as number;
       if (pos < firstRecord) break;
       if (pos >= completing || (d[o + F_START] as number) < firstEnd - TIME_QUANTUM_MS) continue;
-      sum.add(d[o + F_INPUT] as number, d[o + F_OUTPUT] as number, d[o + F_USD] as number, d[o + F_CALLS] as number);
+      sum.add(d[o + F_INPUT] as number, d[o + F_OUTPUT] as number, this.priced ? (d[o + F_USD] as number) : Number.NaN, d[o + F_CALLS] as number);
     }
     return sum;
   }
@@ -211,8 +218,8 @@ export class ModelCallWindow {
     if (d[o + F_START] !== CLEAN || d[o + F_POS] !== pos) return false;
     d[o + F_INPUT] = (d[o + F_INPUT] as number) + input;
     d[o + F_OUTPUT] = (d[o + F_OUTPUT] as number) + output;
-    d[o + F_USD] = (d[o + F_USD] as number) + usd;
     d[o + F_CALLS] = (d[o + F_CALLS] as number) + 1;
+    if (this.priced) d[o + F_USD] = (d[o + F_USD] as number) + usd;
     return true;
   }
 
@@ -222,14 +229,14 @@ export class ModelCallWindow {
     while (this.count > 0 && (this.data[this.offset(0) + F_POS] as number) < oldest) this.dropOldest();
     if (this.count === this.maxModelCalls) this.dropOldest();
     if (this.count === this.slots) this.grow();
-    const o = ((this.head + this.count) % this.slots) * STRIDE;
+    const o = ((this.head + this.count) % this.slots) * this.stride;
     const d = this.data;
     d[o + F_START] = start;
     d[o + F_POS] = pos;
     d[o + F_INPUT] = input;
     d[o + F_OUTPUT] = output;
-    d[o + F_USD] = usd;
     d[o + F_CALLS] = 1;
+    if (this.priced) d[o + F_USD] = usd;
     this.count++;
   }
 
@@ -238,12 +245,18 @@ export class ModelCallWindow {
     this.count--;
   }
 
+  /**
+   * Room for more entries: a quarter more at a time (4, 5, 6, 7, 8, 10, ...), since one window
+   * lives in every active trace with tool calls and an agent run holds a handful of entries; the
+   * copies are a few dozen numbers.
+   */
   private grow(): void {
-    const slots = Math.min(this.maxModelCalls, Math.max(INITIAL_SLOTS, this.slots + (this.slots >> 1)));
-    const next = new Array<number>(slots * STRIDE).fill(0);
+    const slots = Math.min(this.maxModelCalls, Math.max(INITIAL_SLOTS, this.slots + Math.max(1, this.slots >> 2)));
+    const stride = this.stride;
+    const next = new Array<number>(slots * stride).fill(0);
     for (let i = 0; i < this.count; i++) {
       const from = this.offset(i);
-      for (let f = 0; f < STRIDE; f++) next[i * STRIDE + f] = this.data[from + f] as number;
+      for (let f = 0; f < stride; f++) next[i * stride + f] = this.data[from + f] as number;
     }
     this.data = next;
     this.slots = slots;
@@ -251,7 +264,7 @@ export class ModelCallWindow {
   }
 
   private offset(i: number): number {
-    return ((this.head + i) % this.slots) * STRIDE;
+    return ((this.head + i) % this.slots) * this.stride;
   }
 }
 

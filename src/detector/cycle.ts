@@ -56,7 +56,7 @@ function firstRecordOf(packed: number): number {
   return Math.floor(packed / (2 * RANKS));
 }
 
-/** Numbers kept per period, in `runs`: the run's length, then its first step's end and record number. */
+/** Numbers kept per period, at the start of `data`: the run's length, then its first step's end and record number. */
 const R_LENGTH = 0;
 const R_FIRST_END = 1;
 const R_FIRST_RECORD = 2;
@@ -71,20 +71,24 @@ const RUN_STRIDE = 3;
  * these lives in every active trace, so no object per step.
  */
 export class CycleTracker {
-  /** The last `stored` steps, `maxPeriod` slots made at the first step (exact size, no slack). */
+  /**
+   * One array, since one tracker lives in every active trace: first, per period p (1 to
+   * `maxPeriod`), at `(p - 1) * RUN_STRIDE`, how many trailing steps equal the step p before, and
+   * the first step of the current run (`StepInfo.firstEnd`, `firstRecord`), taken when it began;
+   * then, from `steps`, the last `stored` steps, `STRIDE` numbers each (see `CallHistory`). Made at
+   * the first step with room for it alone, and made again one step larger at each step until it
+   * holds `maxPeriod` (exact size, no slack: most traces make fewer steps).
+   */
   private data: number[] | undefined;
   private stored = 0;
-  /**
-   * Per period p (1 to `maxPeriod`), at `(p - 1) * RUN_STRIDE`: how many trailing steps equal the step p before, and the
-   * first step of the current run (`StepInfo.firstEnd`, `firstRecord`), taken when it began, in
-   * one array (see `CallHistory`).
-   */
-  private readonly runs: number[];
   private n = 0;
   private found: CycleFinding | undefined;
 
-  constructor(private readonly maxPeriod: number) {
-    this.runs = new Array<number>(maxPeriod * RUN_STRIDE).fill(0);
+  constructor(private readonly maxPeriod: number) {}
+
+  /** Where the steps begin in `data`, after the runs. */
+  private get steps(): number {
+    return this.maxPeriod * RUN_STRIDE;
   }
 
   /** Last step pushed is part of a cycle of period ≥ 2 with at least two laps. */
@@ -107,7 +111,6 @@ export class CycleTracker {
     const copy = new CycleTracker(this.maxPeriod);
     copy.data = this.data?.slice();
     copy.stored = this.stored;
-    for (let i = 0; i < this.runs.length; i++) copy.runs[i] = this.runs[i] ?? 0;
     copy.n = this.n;
     copy.found = this.found;
     return copy;
@@ -116,34 +119,46 @@ export class CycleTracker {
   /** Forgets every step (a user message told the agent something new: laps start over). */
   reset(): void {
     this.stored = 0;
-    this.runs.fill(0);
+    this.data?.fill(0, 0, this.steps);
     this.found = undefined;
   }
 
+  /** `data`, with room for one step more than the `stored` it holds (it may have more after `reset`). */
+  private roomForStep(stored: number): number[] {
+    const size = this.steps + (stored + 1) * STRIDE;
+    const old = this.data;
+    if (old !== undefined && old.length >= size) return old;
+    const d = new Array<number>(size).fill(0);
+    if (old !== undefined) for (let i = 0; i < old.length; i++) d[i] = old[i] ?? 0;
+    this.data = d;
+    return d;
+  }
+
   private at(k: number, field: number): number {
-    return this.data?.[k * STRIDE + field] ?? 0;
+    return this.data?.[this.steps + k * STRIDE + field] ?? 0;
   }
 
   push(step: Hash, info: StepInfo): CycleFinding | undefined {
     const P = this.maxPeriod;
     const stored = this.stored;
+    const d = stored < P ? this.roomForStep(stored) : (this.data as number[]);
     for (let p = 1; p <= P; p++) {
       const back = stored - p;
       const r = (p - 1) * RUN_STRIDE;
-      const run = back >= 0 && this.at(back, F_SIG) === step ? (this.runs[r + R_LENGTH] ?? 0) + 1 : 0;
-      this.runs[r + R_LENGTH] = run;
+      const run = back >= 0 && this.at(back, F_SIG) === step ? (d[r + R_LENGTH] ?? 0) + 1 : 0;
+      d[r + R_LENGTH] = run;
       if (run === 1) {
         // a run begins: the step p back is its first (it is about to leave the stored window)
-        this.runs[r + R_FIRST_END] = this.at(back, F_FIRST_END);
-        this.runs[r + R_FIRST_RECORD] = firstRecordOf(this.at(back, F_RECORD_RANK_POLLERS));
+        d[r + R_FIRST_END] = this.at(back, F_FIRST_END);
+        d[r + R_FIRST_RECORD] = firstRecordOf(this.at(back, F_RECORD_RANK_POLLERS));
       }
     }
-    const d = (this.data ??= newSlots(P));
-    let o = stored * STRIDE;
+    const steps = this.steps;
+    let o = steps + stored * STRIDE;
     if (stored >= P) {
       // drop the oldest step: shift the others down (P is small)
-      for (let i = STRIDE; i < P * STRIDE; i++) d[i - STRIDE] = d[i] ?? 0;
-      o = (P - 1) * STRIDE;
+      for (let i = steps + STRIDE; i < steps + P * STRIDE; i++) d[i - STRIDE] = d[i] ?? 0;
+      o = steps + (P - 1) * STRIDE;
     } else {
       this.stored++;
     }
@@ -155,7 +170,7 @@ export class CycleTracker {
     this.n++;
     this.found = undefined;
     for (let p = 1; p <= P; p++) {
-      const run = this.runs[(p - 1) * RUN_STRIDE + R_LENGTH] ?? 0;
+      const run = d[(p - 1) * RUN_STRIDE + R_LENGTH] ?? 0;
       if (run < p) continue;
       if (p === 1) return undefined;
       const last = this.stored;
@@ -180,15 +195,11 @@ export class CycleTracker {
         evidenceRank: rank,
         allPollers,
         minIdle,
-        firstEnd: this.runs[(p - 1) * RUN_STRIDE + R_FIRST_END] ?? Number.NaN,
-        firstRecord: this.runs[(p - 1) * RUN_STRIDE + R_FIRST_RECORD] ?? Number.NaN,
+        firstEnd: d[(p - 1) * RUN_STRIDE + R_FIRST_END] ?? Number.NaN,
+        firstRecord: d[(p - 1) * RUN_STRIDE + R_FIRST_RECORD] ?? Number.NaN,
       };
       return this.found;
     }
     return undefined;
   }
-}
-
-function newSlots(steps: number): number[] {
-  return new Array<number>(steps * STRIDE).fill(0);
 }

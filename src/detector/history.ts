@@ -45,8 +45,9 @@ const INITIAL_CAPACITY = 4;
 
 /**
  * The last N calls of one trace, packed into one array of doubles (8 numbers a call) so that a
- * trace costs a few hundred bytes, not a few hundred objects. Grows from 4 slots by half again
- * (4, 6, 9, ...) to `capacity`, then overwrites the oldest, flags and batch number in one double
+ * trace costs a few hundred bytes, not a few hundred objects. Grows from 4 slots by a quarter
+ * (4, 5, 6, 7, 8, 10, ...: an agent run holds a handful of calls, and each growth copies a few
+ * dozen numbers) to `capacity`, then overwrites the oldest, flags and batch number in one double
  * (bench/NOTES.md: memory per active trace, with the packings of cycle.ts and trace-store.ts). Index 0 is the oldest remembered call, `size - 1` the newest.
  *
  * A plain array of doubles.
@@ -89,7 +90,7 @@ export class CallHistory {
   }
 
   private grow(): void {
-    const slots = Math.min(this.capacity, this.slots + Math.max(1, this.slots >> 1));
+    const slots = Math.min(this.capacity, this.slots + Math.max(1, this.slots >> 2));
     const next = newSlots(slots);
     for (let i = 0; i < this.count; i++) {
       const from = this.offset(i);

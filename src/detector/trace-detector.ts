@@ -330,14 +330,28 @@ export class TraceDetector {
     return true;
   }
 
-  /** Batch keys are strings from the caller; the history stores small numbers (consecutive ids). */
+  /**
+   * Batch keys are strings from the caller; the history stores small numbers (consecutive ids).
+   * The ring is made one key larger at each new batch until it holds `RECENT_BATCHES` (exact
+   * size: most traces have fewer batches, and one ring lives in every active trace).
+   */
   private batchId(key: string): number {
-    const keys = (this.batchKeys ??= new Array<string | undefined>(RECENT_BATCHES).fill(undefined));
-    const oldest = Math.max(0, this.nextBatch - RECENT_BATCHES);
-    for (let id = this.nextBatch - 1; id >= oldest; id--) if (keys[id % RECENT_BATCHES] === key) return id;
-    const id = this.nextBatch++;
-    keys[id % RECENT_BATCHES] = key;
-    return id;
+    const keys = this.batchKeys;
+    const next = this.nextBatch;
+    if (keys !== undefined) {
+      const oldest = Math.max(0, next - RECENT_BATCHES);
+      for (let id = next - 1; id >= oldest; id--) if (keys[id % RECENT_BATCHES] === key) return id;
+    }
+    this.nextBatch = next + 1;
+    if (next >= RECENT_BATCHES && keys !== undefined) {
+      keys[next % RECENT_BATCHES] = key;
+      return next;
+    }
+    const grown = new Array<string | undefined>(next + 1).fill(undefined);
+    for (let id = 0; id < next; id++) grown[id] = keys?.[id];
+    grown[next] = key;
+    this.batchKeys = grown;
+    return next;
   }
 
   private addToStep(batch: number, tool: Hash, sig: Hash, flags: number, poller: boolean, call: ToolCall): void {
