@@ -44,32 +44,33 @@ function productError(a: number, b: number, p: number): number {
 const bits = new Float64Array(1);
 const words = new Int32Array(bits.buffer);
 
+/** `HALF_ULP[e]`: half the spacing of the doubles whose biased exponent is e, 2^(e − 1076) (0 below 55: never asked for). */
+const HALF_ULP = new Float64Array(2048);
+for (let e = 55, half = 2 ** -1021; e < HALF_ULP.length; e++, half *= 2) HALF_ULP[e] = half;
+
 /** Half the spacing of doubles at the magnitude of x (normal, positive x). */
 function halfUlp(x: number): number {
   bits[0] = x;
-  const exponent = ((words[1] as number) >>> 20) & 0x7ff;
-  // ulp = 2^(exponent - 1075); half of it one power lower
-  if (exponent < 55) return 0; // subnormal region: never reached from the paths below
-  words[1] = (exponent - 53) << 20;
-  words[0] = 0;
-  return bits[0] as number;
+  return HALF_ULP[((words[1] as number) >>> 20) & 0x7ff] as number;
 }
 
 /**
  * Reads JSON numbers: `read` returns the index after the token (or -1 when the text there is no
  * JSON number) and leaves the value in `value`, or sets `exact` false when the caller must
- * convert the token's text (`Number(text)`) itself.
+ * convert the token's text (`Number(text)`) itself. The unit after the text must not continue a
+ * number (none of `0-9 . e E + -`), or be past the array: the JSON-text hasher sets it to 0, so
+ * the loops do not test for the end.
  */
 export class DecimalReader {
   value = 0;
   exact = true;
 
-  read(u: Uint16Array, start: number, end: number): number {
+  read(u: Uint16Array, start: number): number {
     // One pass over the grammar (-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?), taking the significant
     // digits in integer registers as it goes: 9 in `first`, 6 in `next` (15 in all: `high`),
     // then 4 in `low`. Value = digits·10^e.
     let p = start;
-    const negative = p < end && u[p] === Char.Minus;
+    const negative = u[p] === Char.Minus;
     if (negative) p++;
     let first = 0;
     let next = 0;
@@ -77,9 +78,9 @@ export class DecimalReader {
     let count = 0;
     let e = 0;
     let lost = false;
-    let c = p < end ? (u[p] as number) : -1;
+    let c = u[p] as number;
     if (c === Char.Digit0) {
-      c = ++p < end ? (u[p] as number) : -1;
+      c = u[++p] as number;
     } else if (c > Char.Digit0 && c <= Char.Digit9) {
       do {
         const d = c - Char.Digit0;
@@ -93,13 +94,13 @@ export class DecimalReader {
           e++;
           if (d !== 0) lost = true;
         }
-        c = ++p < end ? (u[p] as number) : -1;
+        c = u[++p] as number;
       } while (c >= Char.Digit0 && c <= Char.Digit9);
     } else {
       return -1;
     }
     if (c === Char.Dot) {
-      c = ++p < end ? (u[p] as number) : -1;
+      c = u[++p] as number;
       if (!(c >= Char.Digit0 && c <= Char.Digit9)) return -1;
       do {
         const d = c - Char.Digit0;
@@ -111,19 +112,19 @@ export class DecimalReader {
           count++;
           e--;
         } else if (d !== 0) lost = true;
-        c = ++p < end ? (u[p] as number) : -1;
+        c = u[++p] as number;
       } while (c >= Char.Digit0 && c <= Char.Digit9);
     }
     if (c === Char.LowerE || c === Char.UpperE) {
-      c = ++p < end ? (u[p] as number) : -1;
+      c = u[++p] as number;
       const minus = c === Char.Minus;
-      if (minus || c === Char.Plus) c = ++p < end ? (u[p] as number) : -1;
+      if (minus || c === Char.Plus) c = u[++p] as number;
       if (!(c >= Char.Digit0 && c <= Char.Digit9)) return -1;
       let exponent = 0;
       do {
         // beyond any double's range either way: the text decides (Infinity, 0)
         if (exponent < 100_000) exponent = exponent * 10 + (c - Char.Digit0);
-        c = ++p < end ? (u[p] as number) : -1;
+        c = u[++p] as number;
       } while (c >= Char.Digit0 && c <= Char.Digit9);
       e += minus ? -exponent : exponent;
     }

@@ -382,7 +382,7 @@ export class JsonTextHasher {
   private number(): number {
     const start = this.pos;
     const reader = this.decimal;
-    const after = reader.read(this.u, start, this.end);
+    const after = reader.read(this.u, start);
     if (after < 0) return Status.Invalid;
     this.pos = after;
     this.leaf.numberLeaf(reader.exact ? reader.value : Number(this.s.slice(start, after)));
@@ -431,7 +431,7 @@ export class JsonTextHasher {
       } else if (c === Char.Quote) {
         if (!this.validString()) return false;
       } else if (c === Char.Minus || (c >= Char.Digit0 && c <= Char.Digit9)) {
-        const after = this.decimal.read(this.u, this.pos, this.end);
+        const after = this.decimal.read(this.u, this.pos);
         if (after < 0) return false;
         this.pos = after;
       } else if (this.scanLiteral(c) === undefined) {

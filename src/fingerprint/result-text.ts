@@ -28,7 +28,7 @@ function isAlnum(c: number): boolean {
   return isDigit(c) || isLetter(c);
 }
 
-/** What `ResultText.feed` must know of a code unit, as bits: most units are none of these (0). */
+/** What `ResultText.feed` must know of a code unit, as bits: most units are none of the first four. */
 const enum UnitClass {
   Plain = 0,
   /** U+0020: hashed as it is, unless it follows whitespace. */
@@ -38,13 +38,25 @@ const enum UnitClass {
   /** Below U+0020: invalid inside a JSON string (tab and line breaks are whitespace as well). */
   Control = 4,
   Digit = 8,
+  /** `-`, `_`, `:`: where an id, a date-time or a time of day goes on (see `scanVolatile`). */
+  Joint = 16,
+  /** `p`, which `pid` starts with. */
+  LowerP = 32,
+  /** An ASCII letter or digit. */
+  Alnum = 64,
 }
 
-/** The class of every UTF-16 code unit, made once from `isSpace` and `isDigit`: one lookup a unit in `feed`. */
+/** The class of every UTF-16 code unit, made once: one lookup a unit in `feed`. */
 const UNIT_CLASS = new Uint8Array(0x10000);
 for (let c = 0; c < UNIT_CLASS.length; c++) {
   const white = c === Char.Space ? UnitClass.Blank : isSpace(c) ? UnitClass.Space : 0;
-  UNIT_CLASS[c] = white | (c < Char.Space ? UnitClass.Control : 0) | (isDigit(c) ? UnitClass.Digit : 0);
+  UNIT_CLASS[c] =
+    white |
+    (c < Char.Space ? UnitClass.Control : 0) |
+    (isDigit(c) ? UnitClass.Digit : 0) |
+    (c === Char.Minus || c === Char.Underscore || c === Char.Colon ? UnitClass.Joint : 0) |
+    (c === Char.LowerP ? UnitClass.LowerP : 0) |
+    (isAlnum(c) ? UnitClass.Alnum : 0);
 }
 
 /** Does `u[from, to)` hold a word character: an ASCII letter or digit, or a unit past ASCII that is not whitespace? */
@@ -216,9 +228,29 @@ export class ResultText implements LanePair {
     if ((seen & UnitClass.Control) !== 0) this.control = true;
     if ((seen & UnitClass.Digit) !== 0) {
       this.digit = true;
-      if (scanVolatile(u, from, to)) this.mayHoldVolatile = true;
+      // the exact check only where the cheap one (`longRunOrDuration`) leaves it open
+      if (((seen & (UnitClass.Joint | UnitClass.LowerP)) !== 0 || longRunOrDuration(u, from, to)) && scanVolatile(u, from, to)) this.mayHoldVolatile = true;
     }
   }
+}
+
+/**
+ * For text without `-`, `_`, `:` or `p` (which the pass over it saw): could `scanVolatile` find
+ * anything? Without those, only runs of 10 letters or digits (epoch, hex id, ULID) and a digit
+ * followed by a duration unit are left of its checks: a necessary condition, one table lookup a
+ * unit, without the run counters.
+ */
+function longRunOrDuration(u: Uint16Array, start: number, end: number): boolean {
+  let run = 0;
+  for (let i = start; i < end; i++) {
+    const k = UNIT_CLASS[u[i] as number] as number;
+    if ((k & UnitClass.Alnum) === 0) {
+      run = 0;
+      continue;
+    }
+    if (++run >= 10 || ((k & UnitClass.Digit) !== 0 && unitAfterNumber(u, i, end))) return true;
+  }
+  return false;
 }
 
 /**

@@ -13,7 +13,7 @@ const reader = new DecimalReader();
 /** The value read from `text` (converted the caller's way when the reader says so), and where it ended. */
 function read(text: string): { value: number; end: number; exact: boolean } {
   const u = toUnits(text);
-  const end = reader.read(u, 0, u.length);
+  const end = reader.read(u, 0);
   return { value: reader.exact ? reader.value : Number(text.slice(0, end)), end, exact: reader.exact };
 }
 
@@ -72,7 +72,7 @@ describe('JSON numbers read from code units', () => {
   it('rejects what is not a JSON number, where JSON.parse would', () => {
     for (const t of ['-', '01', '1.', '.5', '1e', '1e+', '+1', '-a', '1.e5', '']) {
       const u = toUnits(t);
-      const end = reader.read(u, 0, u.length);
+      const end = reader.read(u, 0);
       let parsed = true;
       try {
         JSON.parse(t);
@@ -82,7 +82,7 @@ describe('JSON numbers read from code units', () => {
       expect(end === t.length && parsed, t).toBe(false);
     }
     // a valid prefix ends where the number does
-    expect(reader.read(toUnits('12,3'), 0, 4)).toBe(2);
-    expect(reader.read(toUnits('01'), 0, 2)).toBe(1);
+    expect(reader.read(toUnits('12,3'), 0)).toBe(2);
+    expect(reader.read(toUnits('01'), 0)).toBe(1);
   });
 });
