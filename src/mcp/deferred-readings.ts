@@ -35,9 +35,9 @@ const MAX_WAITING_BYTES = 16 * 1024 * 1024;
 export class DeferredReadings<S> {
   private queue: Waiting<S>[] = [];
   private bytes = 0;
-  private scheduled = false;
+  private timer: NodeJS.Timeout | undefined;
   private readonly readRelayed = (): void => {
-    this.scheduled = false;
+    this.timer = undefined;
     let n = 0;
     while (n < this.queue.length && (this.queue[n] as Waiting<S>).relayed) n++;
     // in arrival order: a message still being written holds the ones behind it
@@ -70,6 +70,11 @@ export class DeferredReadings<S> {
   /** Reads everything waiting, oldest first, relayed or not (cheap when nothing is). */
   drain(): void {
     while (this.queue.length > 0) this.readFirst(this.queue.length);
+    // calls back to back: the next one read the queue, so the proxy is not woken for nothing
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
   }
 
   private readFirst(n: number): void {
@@ -89,8 +94,7 @@ export class DeferredReadings<S> {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setTimeout(this.readRelayed, READ_AFTER_MS).unref();
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(this.readRelayed, READ_AFTER_MS).unref();
   }
 }
