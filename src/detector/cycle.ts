@@ -101,9 +101,11 @@ export class CycleTracker {
    * times it was sent in a row (2 or more), and where the first of them began; undefined otherwise.
    */
   resent(): { laps: number; firstEnd: number; firstRecord: number } | undefined {
-    const run = this.runs[R_LENGTH] ?? 0;
-    if (run < 1) return undefined;
-    return { laps: run + 1, firstEnd: this.runs[R_FIRST_END] ?? Number.NaN, firstRecord: this.runs[R_FIRST_RECORD] ?? Number.NaN };
+    // period 1's run is the first in `data`
+    const d = this.data;
+    const run = d?.[R_LENGTH] ?? 0;
+    if (d === undefined || run < 1) return undefined;
+    return { laps: run + 1, firstEnd: d[R_FIRST_END] ?? Number.NaN, firstRecord: d[R_FIRST_RECORD] ?? Number.NaN };
   }
 
   /** An independent copy (the dispatcher guard's side-effect-free preview pushes into one). */
