@@ -27,9 +27,10 @@ export interface SourceSpec {
   readonly base?: string;
   /**
    * Keeps the corpus small: every run whose outcome matches `always` (limits hit: where loops
-   * are), and of the others the `others` runs first by a hash of their id (an unbiased sample).
+   * are) and every run whose id matches `alwaysRuns` (tasks chosen by name before any run was
+   * read), and of the others the `others` runs first by a hash of their id (an unbiased sample).
    */
-  readonly sample?: { readonly always: RegExp; readonly others: number };
+  readonly sample?: { readonly always: RegExp; readonly others: number; readonly alwaysRuns?: RegExp };
   /**
    * A fresh draw from the runs of an earlier source of the same repository: the runs that
    * source's sample keeps are left out before this one's sample is drawn, so its `others` are the
@@ -179,6 +180,14 @@ export const SOURCES: readonly SourceSpec[] = [
     id: 'tbench-mini-claude4-2',
     title: 'mini-swe-agent + Claude Sonnet 4 on Terminal-Bench core 0.1.1, a fresh draw: every trial where the agent ran that tbench-mini-claude4 did not take',
     drawnAfter: 'tbench-mini-claude4',
+  },
+  {
+    ...TOOLATHLON,
+    id: 'toolathlon-3',
+    title: 'Toolathlon, the rest: Claude 4.5 Sonnet and DeepSeek-V3.2-Exp driving real MCP servers, every run neither toolathlon nor toolathlon-2 took',
+    // over the size budget whole (1.75 MB): every task that waits on infrastructure, the rest by hash
+    sample: { always: /^(?!pass$|fail$)/, others: 82, alwaysRuns: /\/(?:.*-)?(?:k8s|kube|kubernetes|helm|deploy|docker|container|ci|cluster|rollout|pipeline|monitor|timeout)(?:-|$)/ },
+    drawnAfter: 'toolathlon-2',
   },
 ];
 
