@@ -109,5 +109,6 @@ export const aiSdkAdapter: ConventionAdapter = {
   gate: {
     keys: [ATTR_AI_OPERATION_ID, ...PROMPT_KEYS, LANGFUSE_PROMPT_KEY, ...RUNTIME_CONTEXT_PROMPT_KEYS],
     names: [TOOL_CALL_OPERATION],
+    userMessageKeys: [ATTR_AI_OPERATION_ID],
   },
 };

@@ -68,6 +68,8 @@ export const genAiAdapter: ConventionAdapter = {
     keys: [ATTR_GEN_AI_PROMPT_NAME, ATTR_GEN_AI_AGENT_NAME],
     values: { [ATTR_GEN_AI_OPERATION_NAME]: [GEN_AI_OPERATION_EXECUTE_TOOL] },
     namePrefixes: [EXECUTE_TOOL_SPAN_PREFIX],
+    userMessageKeys: [ATTR_GEN_AI_INPUT_MESSAGES],
+    userMessageEvents: true,
   },
 };
 

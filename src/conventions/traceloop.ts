@@ -14,7 +14,7 @@ import {
 } from './attributes.js';
 import { toolNameFromSpanName } from './gen-ai.js';
 import type { ConventionAdapter, SpanView, ToolCallFields } from './types.js';
-import { indexedUserMessages } from './user-messages.js';
+import { firstIndexedKey, indexedUserMessages } from './user-messages.js';
 
 const SPAN_KIND = 'traceloop.span.kind';
 const ENTITY_NAME = 'traceloop.entity.name';
@@ -25,6 +25,8 @@ const TOOL_NAME_KEYS = [ATTR_GEN_AI_TOOL_NAME, ENTITY_NAME];
 const ARGUMENT_KEYS = [ENTITY_INPUT, ...GEN_AI_ARGUMENT_KEYS];
 const RESULT_KEYS = [ENTITY_OUTPUT, ...GEN_AI_RESULT_KEYS];
 const TOOL_SUFFIX = '.tool';
+/** The role of a flattened input message: `gen_ai.prompt.0.role`. */
+const PROMPT_ROLE = '.role';
 
 /**
  * Traceloop / OpenLLMetry: `withTool` / `@tool` spans (`{name}.tool`, `traceloop.span.kind = tool`,
@@ -63,11 +65,12 @@ export const traceloopAdapter: ConventionAdapter = {
   },
 
   // OpenLLMetry's model-call spans: `gen_ai.prompt.0.role`, `gen_ai.prompt.0.content`, ...
-  userMessages: indexedUserMessages(ATTR_GEN_AI_PROMPT, '.role', '.content'),
+  userMessages: indexedUserMessages(ATTR_GEN_AI_PROMPT, PROMPT_ROLE, '.content'),
 
   gate: {
     // an entity name: what its LangChain tool spans carry beside `gen_ai.operation.name = execute_tool`
     // (a condition on that value alone would send every gen_ai tool span to this adapter too)
     keys: [SPAN_KIND, ENTITY_NAME, PROMPT_KEY],
+    userMessageKeys: [firstIndexedKey(ATTR_GEN_AI_PROMPT, PROMPT_ROLE)],
   },
 };

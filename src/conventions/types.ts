@@ -39,6 +39,13 @@ export interface AdapterGate {
   readonly names?: readonly string[];
   /** Span-name prefixes the adapter claims. */
   readonly namePrefixes?: readonly string[];
+  /**
+   * Attribute keys without one of which the adapter's `userMessages` finds nothing;
+   * `userMessageEvents`: it may find some in the span's events too. An adapter with
+   * `userMessages` that declares neither is asked about every span it could read them from.
+   */
+  readonly userMessageKeys?: readonly string[];
+  readonly userMessageEvents?: boolean;
 }
 
 /**

@@ -39,8 +39,13 @@ export function userTextsOf(value: unknown): string[] | undefined {
  * `gen_ai.prompt.0.content`). Most spans have none: the first key is made once, not per span.
  */
 export function indexedUserMessages(prefix: string, roleKey: string, contentKey: string): (span: SpanView) => string[] | undefined {
-  const firstRole = `${prefix}.0${roleKey}`;
+  const firstRole = firstIndexedKey(prefix, roleKey);
   return (span) => (span.attributes[firstRole] === undefined ? undefined : indexedUserTexts(span, prefix, roleKey, contentKey));
+}
+
+/** The key of the first role of a flattened list (`gen_ai.prompt.0.role`): a span without it has none (see `indexedUserMessages`). */
+export function firstIndexedKey(prefix: string, roleKey: string): string {
+  return `${prefix}.0${roleKey}`;
 }
 
 function indexedUserTexts(span: SpanView, prefix: string, roleKey: string, contentKey: string): string[] | undefined {

@@ -61,6 +61,9 @@ export class ToolSpans {
   private parentsAtStart: WeakMap<ReadableToolSpan, Context> | undefined;
   /** Told once: a tool span with no parent (see `ended`). */
   private parentlessSaid = false;
+  /** The span `read` looked at last, and the adapters that may read user messages from it (`SpanGate.userMessageMask`). */
+  private readSpan: ReadableToolSpan | undefined;
+  private readSaid = 0;
 
   constructor(
     private readonly traces: TraceStore<TraceState>,
@@ -78,9 +81,15 @@ export class ToolSpans {
     (this.parentsAtStart ??= new WeakMap()).set(span, parentContext);
   }
 
-  /** The text of the user messages the span records (a model call's input), read by the adapters. */
+  /**
+   * The text of the user messages the span records (a model call's input), read by the adapters:
+   * after `read` looked at the span, only by those whose keys it carries.
+   */
   userMessages(span: ReadableToolSpan): readonly string[] | undefined {
-    return readUserMessages(this.adapters, span);
+    const gate = this.gate;
+    if (gate === undefined || span !== this.readSpan) return readUserMessages(this.adapters, span);
+    this.readSpan = undefined;
+    return this.readSaid === 0 ? undefined : readUserMessages(gate.adaptersOf(this.readSaid), span);
   }
 
   /** What the adapters say about the span now; undefined when none can claim or name it (most spans). */
@@ -88,6 +97,8 @@ export class ToolSpans {
     const gate = this.gate;
     if (gate === undefined) return new SpanReading(span, this.adapters);
     const mask = gate.test(span);
+    this.readSpan = span;
+    this.readSaid = gate.userMessageMask;
     return mask === 0 ? undefined : new SpanReading(span, gate.adaptersOf(mask));
   }
 

@@ -101,4 +101,77 @@ describe('span gate', () => {
     expect(g?.test({ name: 'x', attributes: attrs(short) })).toBe(2);
     expect(g?.test({ name: 'x', attributes: { [long]: 'span' } })).toBe(0);
   });
+
+  it('never leaves out an adapter that reads user messages from the span', () => {
+    const said = JSON.stringify([{ role: 'user', content: 'find my order' }]);
+    // each dialect's model-call input, and near misses (a kind that is not a model call, a role list without its first entry)
+    const inputs: ReadonlyArray<readonly [string, unknown]> = [
+      ['gen_ai.input.messages', said],
+      ['ai.operationId', 'ai.generateText.doGenerate'],
+      ['ai.prompt.messages', said],
+      ['ai.prompt', JSON.stringify({ prompt: 'find my order' })],
+      ['openinference.span.kind', 'LLM'],
+      ['openinference.span.kind', 'TOOL'],
+      ['llm.input_messages.0.message.role', 'user'],
+      ['llm.input_messages.0.message.content', 'find my order'],
+      ['gen_ai.prompt.0.role', 'user'],
+      ['gen_ai.prompt.1.role', 'user'],
+      ['gen_ai.prompt.0.content', 'find my order'],
+      ['langsmith.span.kind', 'llm'],
+      ['gen_ai.prompt', said],
+      ['langfuse.observation.type', 'generation'],
+      ['langfuse.observation.input', said],
+      ['gen_ai.operation.name', 'chat'],
+    ];
+    const userEvent = { name: 'gen_ai.user.message', attributes: { content: 'find my order' } };
+    const modelCall: fc.Arbitrary<SpanView> = fc.record({
+      name: fc.constantFrom('chat gpt-4.1', 'ai.generateText.doGenerate', 'llm'),
+      attributes: fc.subarray([...inputs]).map((pairs) => Object.fromEntries(pairs)),
+      events: fc.constantFrom([], [userEvent], [{ name: 'gen_ai.choice' }]),
+    });
+    fc.assert(
+      fc.property(fc.oneof(modelCall, spanView), (span) => {
+        gate?.test(span);
+        const mask = gate?.userMessageMask ?? 0;
+        adapters.forEach((a, i) => {
+          if (a.userMessages?.(span) !== undefined) expect(mask & (1 << i), `${a.name} reads user messages from ${JSON.stringify(span)}`).not.toBe(0);
+        });
+      }),
+      { numRuns: 5000 },
+    );
+    // ordinary spans ask no adapter
+    gate?.test({ name: 'chat gpt-4.1-mini', attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': 1200 }, events: [] });
+    expect(gate?.userMessageMask).toBe(0);
+  });
+
+  it('answers for a span of a shape it met before as for a span it never met', () => {
+    // a few key orders that share their first keys, spans of them (or of their first keys) with any values, one gate for all
+    const pool = ['gen_ai.operation.name', 'gen_ai.provider.name', 'gen_ai.agent.name', 'gen_ai.tool.name', 'openinference.span.kind', 'acme.kind', 'server.address', 'x'];
+    const run = fc
+      .array(fc.shuffledSubarray(pool, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 })
+      .chain((orders) =>
+        fc.array(
+          fc.record({
+            order: fc.constantFrom(...orders),
+            cut: fc.nat({ max: 6 }),
+            values: fc.array(fc.constantFrom(...values), { minLength: 6, maxLength: 6 }),
+            name: fc.constantFrom(...names),
+          }),
+          { minLength: 1, maxLength: 30 },
+        ),
+      );
+    fc.assert(
+      fc.property(run, (spans) => {
+        const shared = gateOf(adapters);
+        for (const { order, cut, values: vs, name } of spans) {
+          const keys = cut > 0 ? order.slice(0, cut) : order;
+          const span: SpanView = { name, attributes: Object.fromEntries(keys.map((k, i) => [k, vs[i]])) };
+          const fresh = gateOf(adapters);
+          expect(shared?.test(span), JSON.stringify(span)).toBe(fresh?.test(span));
+          expect(shared?.userMessageMask).toBe(fresh?.userMessageMask);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
 });
