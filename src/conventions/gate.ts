@@ -11,19 +11,6 @@ interface KeyEntry {
 }
 
 /**
- * The keys of spans of one shape, in the order a span holds them, with their entries (undefined:
- * no gate looks at the key): spans made by the same code hold the same keys in the same order.
- */
-interface KeyShape {
-  readonly keys: readonly string[];
-  readonly entries: ReadonlyArray<KeyEntry | undefined>;
-}
-
-/** Shapes remembered, and keys in one: an app's instrumentations make a handful of shapes. */
-const MAX_SHAPES = 32;
-const MAX_SHAPE_KEYS = 64;
-
-/**
  * The union of the gates of a list of adapters, read from their declarations. `test` answers with
  * a bit mask of the adapters whose gate the span passes (bit i for adapter i), so that only those
  * are asked: an adapter whose gate a span fails would answer "not mine, no names" anyway. The
@@ -33,13 +20,6 @@ export class SpanGate {
   private readonly keys = new Map<string, KeyEntry>();
   private readonly names = new Map<string, number>();
   private readonly prefixes: Array<{ readonly prefix: string; readonly mask: number }> = [];
-  /**
-   * Shapes of spans met before: a span's keys are compared with the keys of a shape that begins
-   * with the same key (`===`, which is one comparison for the interned keys of object literals),
-   * and a key found at its place needs no lookup in `keys` (bench/NOTES.md, tool-free mix). The
-   * first shapes met are kept (at most `MAX_SHAPES`).
-   */
-  private readonly shapes: KeyShape[] = [];
   /** Adapter lists by mask, in the order of the full list. */
   private readonly subsets = new Map<number, readonly ConventionAdapter[]>();
   /** Adapters that read user messages and declare no keys for them: asked about every span. */
@@ -93,60 +73,25 @@ export class SpanGate {
   /**
    * The adapters that could claim or name this span, as a bit mask (0: none, the common case):
    * one pass over the span's own attribute keys (a span has a handful; the gate knows a few
-   * dozen), each found at its place in a shape met before or else looked up, then its name.
+   * dozen), then its name.
    */
   test(span: SpanView): number {
     const attrs = span.attributes;
     let mask = 0;
     let said = this.alwaysSaid;
-    let shape: KeyShape | undefined;
-    let i = 0;
     for (const k in attrs) {
-      if (i === 0) shape = this.shapeStartingWith(k);
-      else if (shape !== undefined && shape.keys[i] !== k) shape = this.shapeDivergingAt(shape, i, k);
-      const e = shape !== undefined ? shape.entries[i] : this.keys.get(k);
-      i++;
+      const e = this.keys.get(k);
       if (e === undefined) continue;
       mask |= e.any;
       said |= e.said;
       if (e.values.length > 0) mask |= valueMaskOf(e, attrs[k]);
     }
-    // no shape met before has these keys (one that begins with them will do: its keys are the same as far as they go)
-    if (shape === undefined && i > 0 && i <= MAX_SHAPE_KEYS && this.shapes.length < MAX_SHAPES) this.learnShape(attrs);
     if (this.eventsSaid !== 0 && span.events !== undefined && span.events.length > 0) said |= this.eventsSaid;
     this.userMessageMask = said;
     const name = span.name;
     mask |= this.names.get(name) ?? 0;
     for (const p of this.prefixes) if (name.startsWith(p.prefix)) mask |= p.mask;
     return mask;
-  }
-
-  /** The first shape whose first key is `key`. */
-  private shapeStartingWith(key: string): KeyShape | undefined {
-    const shapes = this.shapes;
-    for (let j = 0; j < shapes.length; j++) if ((shapes[j] as KeyShape).keys[0] === key) return shapes[j];
-    return undefined;
-  }
-
-  /** A shape with the keys of `shape` before `at` and then `key` (spans of a dialect often begin alike). */
-  private shapeDivergingAt(shape: KeyShape, at: number, key: string): KeyShape | undefined {
-    for (const other of this.shapes) {
-      if (other.keys[at] !== key) continue;
-      let same = true;
-      for (let q = 0; q < at && same; q++) same = other.keys[q] === shape.keys[q];
-      if (same) return other;
-    }
-    return undefined;
-  }
-
-  private learnShape(attrs: SpanView['attributes']): void {
-    const keys: string[] = [];
-    const entries: Array<KeyEntry | undefined> = [];
-    for (const k in attrs) {
-      keys.push(k);
-      entries.push(this.keys.get(k));
-    }
-    this.shapes.push({ keys, entries });
   }
 
   /** The adapters of `mask`, in list order. */
