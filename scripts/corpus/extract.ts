@@ -13,7 +13,7 @@ import { miniCliRun, type TerminalBenchResults } from './formats/mini-swe-agent-
 import { sweAgentRun } from './formats/swe-agent.js';
 import { liveMcpRuns, type LiveMcpTask } from './formats/livemcp.js';
 import { tau2Runs, type Tau2File } from './formats/tau2.js';
-import { toolathlonRun, type ToolathlonFile } from './formats/toolathlon.js';
+import { toolathlonLogRun, toolathlonRun, type ToolathlonFile, type ToolathlonLog } from './formats/toolathlon.js';
 import { exists, MANIFEST, originalRunsFile, writeLines } from './files.js';
 import type { CorpusRun } from './run.js';
 import { drawSample } from './sample.js';
@@ -96,6 +96,25 @@ function readToolathlon(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]
   return out;
 }
 
+/**
+ * Toolathlon harness logs (`recorded_trajectories_v2/run1/<model>/<task group>/<task>/log.json`):
+ * every recorded version of a log is a run of its own (a task re-run and its log recommitted).
+ * A log whose agent never answered (no assistant message) is not an agent run and is left out.
+ */
+function readToolathlonLog(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Read {
+  const out: Read = { runs: [], used: [] };
+  for (const { path, blob } of blobs) {
+    const [, , model = 'unknown', group = '?', task = '?'] = path.split('/');
+    const log = JSON.parse(readBlob(dir, blob)) as ToolathlonLog;
+    if (!Array.isArray(log.messages) || !log.messages.some((m) => (m as { role?: unknown }).role === 'assistant')) continue;
+    const base = Date.parse(spec.base ?? '2025-01-01T00:00:00Z') + out.runs.length * DAY_MS;
+    const id = `${model}/${group}/${task}`;
+    out.runs.push(toolathlonLogRun(log, { id, model, source: spec.id, agent: spec.agent, base }));
+    out.used.push({ path, blob });
+  }
+  return out;
+}
+
 function readLiveMcp(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Read {
   const out: Read = { runs: [], used: [] };
   const base = Date.parse(spec.base ?? '2025-01-01T00:00:00Z');
@@ -158,6 +177,7 @@ const READERS: Record<SourceFormat, (spec: SourceSpec, dir: string, blobs: reado
   bfcl: readBfcl,
   'terminal-bench-mini': readTerminalBenchMini,
   toolathlon: readToolathlon,
+  'toolathlon-log': readToolathlonLog,
   livemcp: readLiveMcp,
 };
 

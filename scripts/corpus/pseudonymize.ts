@@ -19,11 +19,12 @@ import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, isAcknowl
  * - kept as they are, because detection reads them and they carry no private content: ISO dates,
  *   date-times, times of day and durations (detection compares timestamps with the call's own
  *   time), numbers of at most three digits (counts, exit and status codes), years and epoch
- *   numbers within a day of the run, single letters, markup tag names (`<returncode>`, wherever
+ *   numbers within a day of the run, single letters `a`-`z`, markup tag names (`<returncode>`, wherever
  *   the run's texts use them), status words (`ok`, `done`, `true`, `available`, ...; see
  *   `isStatusWord`), the words of acknowledgements and shell envelopes (`Exit code: 0`, `File
  *   written`; see `isAcknowledgementRange`) and the small vocabulary of error words the error
- *   classifier reads (`error`, `not found`, `unknown tool`, ...);
+ *   classifier reads (`error`, `not found`, `unknown tool`, ...); words in other letters (Chinese,
+ *   Cyrillic, ...) are never kept for reading as generic: detection reads only `a`-`z` and digits;
  * - in a shell command (`command` / `cmd` arguments) the program word of each pipeline segment
  *   (`grep`, `sed`, `python`) is kept.
  *
@@ -47,7 +48,18 @@ const KEEP_WORDS = new Set([
 const HEX = 'abcdef';
 const ILOU = 'ilou';
 const OTHER = 'ghjkmnpqrstvwxyz';
-const ACCENTED = 'àáâäçèéêëìíîïñòóôöùúûü';
+/** Cased letters beyond ASCII become small Latin (with diacritics), Greek or Cyrillic letters... */
+const ACCENTED = [
+  [0xdf, 0x250],
+  [0x3b1, 0x3ca],
+  [0x430, 0x460],
+  [0x1e00, 0x1f00],
+]
+  .flatMap(([from, to]) => [...Array((to as number) - (from as number)).keys()].map((i) => String.fromCharCode((from as number) + i)))
+  .filter((c) => /\p{Ll}/u.test(c) && c.toUpperCase() !== c && [...c.toUpperCase()].length === 1)
+  .join('');
+/** ...uncased letters (Han, kana, Hangul, ...) Han characters: a word of one character is common there. */
+const HAN = [...Array(0x9fa0 - 0x4e00).keys()].map((i) => String.fromCharCode(0x4e00 + i)).join('');
 const DIGITS = '0123456789';
 
 /**
@@ -57,6 +69,19 @@ const DIGITS = '0123456789';
 function isAcknowledgementWord(t: string): boolean {
   const u = Uint16Array.from(t, (c) => c.charCodeAt(0));
   return isAcknowledgementRange(u, 0, u.length);
+}
+
+/**
+ * A letter other than `A`–`Z`, `a`–`z` (Chinese, accented, Cyrillic, ...). Status words and
+ * acknowledgements are read through their ASCII letters and digits only, so a word of such letters
+ * reads as one whatever it says: it is not kept for that, and a pseudonym of the same letters
+ * reads the same.
+ */
+const OTHER_LETTER = /[^\P{L}A-Za-z]/u;
+
+/** Does detection read the word as generic (a status word or an acknowledgement's word)? */
+function readsGeneric(t: string): boolean {
+  return isStatusWord(t) || isAcknowledgementWord(t);
 }
 
 const VOLATILE_KEYS = new Set([...DEFAULT_VOLATILE_ARGUMENT_KEYS, ...DEFAULT_VOLATILE_RESULT_KEYS].map(normalizeKey));
@@ -86,7 +111,8 @@ export function markupNames(texts: Iterable<string>): Set<string> {
     if (!s.includes('<')) continue;
     TOKEN.lastIndex = 0;
     for (let m = TOKEN.exec(s); m !== null; m = TOKEN.exec(s)) {
-      if (isTagName(s, m.index, m.index + m[0].length)) names.add(m[0].toLowerCase());
+      // a name in other letters is text in angle brackets (`<中华人民共和国民法典>`), not markup
+      if (isTagName(s, m.index, m.index + m[0].length) && !OTHER_LETTER.test(m[0])) names.add(m[0].toLowerCase());
     }
   }
   return names;
@@ -172,7 +198,7 @@ export class RunPseudonymizer {
       }
     }
     // a text made only of status words ("no-op", "in progress") stays: detection reads it as generic
-    if (s.length <= 48 && isStatusWord(s.replace(/\s+/g, ' ').trim())) return s;
+    if (s.length <= 48 && !OTHER_LETTER.test(s) && isStatusWord(s.replace(/\s+/g, ' ').trim())) return s;
     return this.tokens_(s);
   }
 
@@ -218,7 +244,7 @@ export class RunPseudonymizer {
     for (let m = TOKEN.exec(part); m !== null; m = TOKEN.exec(part)) {
       out += part.slice(at, m.index);
       at = m.index + m[0].length;
-      out += isTagName(s, from + m.index, from + at) ? m[0] : this.token(m[0]);
+      out += isTagName(s, from + m.index, from + at) && !OTHER_LETTER.test(m[0]) ? m[0] : this.token(m[0]);
     }
     return out + part.slice(at);
   }
@@ -253,17 +279,22 @@ export class RunPseudonymizer {
    * ULIDs) can match it; other words keep their classes.
    */
   private word(t: string, ofId: boolean): string {
-    const lower = t.toLowerCase();
+    // letter by letter: a letter whose small form is two characters (`İ`) stays as it is here
+    const lower = [...t].map((c) => (c.toLowerCase().length === c.length ? c.toLowerCase() : c)).join('');
     const n = [...t].length;
-    if (n <= 1 || KEEP_WORDS.has(lower) || isStatusWord(t) || isAcknowledgementWord(t) || this.options.markupNames?.has(lower)) return t;
-    if (ofId && (n <= 2 || (n === 3 && /^[a-f]+$/.test(lower)))) return t;
+    const generic = readsGeneric(t);
+    const other = OTHER_LETTER.test(t);
+    if ((n <= 1 && !other) || KEEP_WORDS.has(lower) || (generic && !other) || this.options.markupNames?.has(lower)) return t;
+    if (ofId && !other && (n <= 2 || (n === 3 && /^[a-f]+$/.test(lower)))) return t;
     const broad = !ofId && n < 8 && /[^a-f]/.test(lower);
     const key = `${broad ? 'w' : 's'}\0${lower}`;
     let p = this.tokens.get(key);
     if (p === undefined) {
       // a broad word's pseudonym keeps a letter beyond `a`–`f`: an all-hex one could be the
       // pseudonym of an all-hex word of the other kind, and two different texts would read alike
-      p = this.draw(key, lower, (c) => (broad ? broadClassOf(c) : classOf(c)), (c) => !KEEP_WORDS.has(c) && !isStatusWord(c) && !isAcknowledgementWord(c) && (!broad || /[^a-f]/.test(c)));
+      // a generic word with other letters keeps its a-z letters, which are all detection reads of it
+      const classes = generic ? (c: string): string => (c >= 'a' && c <= 'z' ? c : classOf(c)) : broad ? broadClassOf : classOf;
+      p = this.draw(key, lower, classes, (c) => !KEEP_WORDS.has(c) && readsGeneric(c) === generic && (!broad || /[^a-f]/.test(c)));
       this.tokens.set(key, p);
     }
     return applyCase(t, p);
@@ -337,7 +368,7 @@ export class RunPseudonymizer {
       // a class can be full but for the token itself (every two-letter hex word in one run)
       if (fits(c) || (c === token && !this.used.has(kind + c) && ok(c))) return take(c);
     }
-    throw new Error(`no free pseudonym for a ${token.length}-character token`);
+    throw new Error(`no free pseudonym for a ${token.length}-character token (${JSON.stringify(token)}, U+${(token.codePointAt(0) ?? 0).toString(16)})`);
   }
 
   private stream(token: string, attempt: number, length: number): Uint8Array {
@@ -354,15 +385,17 @@ export class RunPseudonymizer {
 /**
  * The characters a (lowercase) character may be replaced by: digits by digits, hex letters by
  * hex letters, `i l o u` among themselves (ULIDs exclude them), other ASCII letters by other
- * non-hex letters, other letters by accented letters; anything else stays.
+ * non-hex letters, uncased letters (Han, kana, Hangul, ...) by Han characters, other letters by
+ * accented letters; anything else stays.
  */
 function classOf(c: string): string {
   if (c >= '0' && c <= '9') return DIGITS;
   if (HEX.includes(c)) return HEX;
   if (ILOU.includes(c)) return ILOU;
   if (c >= 'a' && c <= 'z') return OTHER;
-  if (/\p{L}/u.test(c)) return ACCENTED;
-  return c;
+  if (!/\p{L}/u.test(c)) return c;
+  // uncased letters (Han, kana, Hangul, Arabic, ...) often make a word of one: a large class
+  return c.toUpperCase() === c ? HAN : ACCENTED;
 }
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';

@@ -4,7 +4,7 @@
  * `npm run corpus:build` pseudonymizes them into `test/fixtures/real/`.
  */
 
-export type SourceFormat = 'swe-agent' | 'tau2' | 'toolathlon' | 'livemcp' | 'bfcl' | 'terminal-bench-mini';
+export type SourceFormat = 'swe-agent' | 'tau2' | 'toolathlon' | 'toolathlon-log' | 'livemcp' | 'bfcl' | 'terminal-bench-mini';
 
 export interface SourceSpec {
   /** Corpus id: file names, table rows, label files. */
@@ -188,6 +188,18 @@ export const SOURCES: readonly SourceSpec[] = [
     // over the size budget whole (1.75 MB): every task that waits on infrastructure, the rest by hash
     sample: { always: /^(?!pass$|fail$)/, others: 82, alwaysRuns: /\/(?:.*-)?(?:k8s|kube|kubernetes|helm|deploy|docker|container|ci|cluster|rollout|pipeline|monitor|timeout)(?:-|$)/ },
     drawnAfter: 'toolathlon-2',
+  },
+  {
+    id: 'toolathlon-early',
+    title: 'Toolathlon while it was built: Claude 4 Sonnet and GPT-4.1-mini runs its authors recorded in the benchmark\'s repository (MCP servers, a terminal, local Python), June to September 2025',
+    repo: 'Klavis-AI/Toolathlon',
+    licence: 'none stated in the repository; the runs are the Toolathlon authors\' own recordings, committed with the benchmark\'s code and later removed from its tree (they remain in its history)',
+    origin: 'recorded_trajectories_v2/run1/<model>/<task group>/<task>/log.json in the history of the repository',
+    format: 'toolathlon-log',
+    paths: /^recorded_trajectories_v2\/run1\/[^/]+\/[^/]+\/[^/]+\/log\.json$/,
+    agent: 'toolathlon',
+    base: '2025-06-30T00:00:00Z',
+    heldOut: true,
   },
 ];
 

@@ -5,7 +5,7 @@ import { miniCliRun } from '../../scripts/corpus/formats/mini-swe-agent-cli.js';
 import { parsePythonCall } from '../../scripts/corpus/formats/python-call.js';
 import { sweAgentRun } from '../../scripts/corpus/formats/swe-agent.js';
 import { tau2Runs, type Tau2File } from '../../scripts/corpus/formats/tau2.js';
-import { toolathlonRun, type ToolathlonFile } from '../../scripts/corpus/formats/toolathlon.js';
+import { toolathlonLogRun, toolathlonRun, type ToolathlonFile } from '../../scripts/corpus/formats/toolathlon.js';
 import { runToOtlp } from '../../scripts/corpus/otlp.js';
 import { callsOf } from '../../scripts/corpus/run.js';
 import { loopwatchDetections } from '../../scripts/eval/loopwatch.js';
@@ -171,6 +171,34 @@ describe('the Toolathlon converter', () => {
       [2, 'tool_error'],
       [2, '_OTHER'],
       [2, undefined],
+    ]);
+  });
+});
+
+describe('the Toolathlon harness log converter', () => {
+  const call = (id: string, name: string, args: object): object => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
+  const log = {
+    status: 'failed',
+    config: { task_dir: 'pool/move-files' },
+    messages: [
+      { role: 'user', content: 'move the files' },
+      { role: 'assistant', content: '', tool_calls: [call('a', 'terminal-run_command', { command: 'mv a b' }), call('b', 'filesystem-write_file', { path: 'x' })] },
+      { role: 'tool', tool_call_id: 'a', content: items("mv: cannot stat 'a': No such file or directory\n", '\nCommand completed with return code: 1') },
+      { role: 'tool', tool_call_id: 'b', content: JSON.stringify({ type: 'text', text: 'Error: Invalid arguments for write_file', annotations: null }) },
+    ],
+  };
+  const run = toolathlonLogRun(log, { id: 'model-y/pool/move-files', model: 'model-y', source: 'test', agent: 'toolathlon', base: Date.parse('2025-06-30T00:00:00Z') });
+
+  it('keeps the harness status as the outcome, the batch and the user message', () => {
+    expect(run).toMatchObject({ id: 'model-y/pool/move-files', model: 'model-y', outcome: 'failed', recordedTimes: false });
+    expect(run.turns.map((t) => [t.kind, t.calls.length])).toEqual([['user', 0], ['model', 2]]);
+    expect(toolathlonLogRun({ messages: [] }, { id: 'i', model: 'm', source: 's', agent: 'a', base: 0 }).outcome).toBe('unknown');
+  });
+
+  it('reads failures as the Toolathlon converter does: a non-zero exit without a class, an MCP error as tool_error', () => {
+    expect(callsOf(run).map((c) => [c.id, c.errorType])).toEqual([
+      ['a', null],
+      ['b', 'tool_error'],
     ]);
   });
 });

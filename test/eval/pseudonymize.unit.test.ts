@@ -7,7 +7,7 @@ import type { CorpusRun } from '../../scripts/corpus/run.js';
 import { decodeTracesData } from '../../src/formats/otlp-json.js';
 import { classifyError } from '../../src/detector/error-class.js';
 import { fingerprint, volatileKeySet } from '../../src/fingerprint/canonical.js';
-import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS } from '../../src/fingerprint/volatile.js';
+import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, isStatusWord } from '../../src/fingerprint/volatile.js';
 
 const key = Buffer.alloc(32, 7);
 const T0 = Date.parse('2025-05-11T10:00:00Z');
@@ -170,6 +170,32 @@ describe('no original text survives', () => {
 
   it('the originals, unpseudonymized, do hold it (the check above can fail)', () => {
     expect(JSON.stringify(runToOtlp(run)).toLowerCase()).toContain('zanzibar');
+  });
+});
+
+describe('words in letters other than a-z', () => {
+  it('are pseudonymized, not kept as status words (which are read through a-z and digits only)', () => {
+    const p = pseudonymizer();
+    const text = '请查找所有与"计算机系统基础"课程相关的文件';
+    const out = p.text(text);
+    for (const word of ['请查找所有与', '计算机系统基础', '课程相关的文件']) expect(out).not.toContain(word);
+    expect([...out].length).toBe([...text].length);
+    // one word, one pseudonym; a text made only of such words is rewritten too
+    expect(p.text('计算机系统基础')).toBe(out.slice(7, 14));
+    expect(p.text('好的')).not.toBe('好的');
+    // a Han character is a word of its own, and in an id's letters too
+    expect(p.text('的')).not.toBe('的');
+    expect(p.text('2024历年')).toMatch(/^2024[^历年]{2}$/);
+    // ASCII status words and single letters are still kept
+    expect(p.text('OK')).toBe('OK');
+    expect(p.text('x12 a')).toBe('x12 a');
+  });
+
+  it('read as generic before and after, as detection reads them (no a-z letter or digit in them)', () => {
+    const p = pseudonymizer();
+    for (const w of ['完成', '计算机系统基础', 'Überprüfung']) {
+      expect(isStatusWord(p.text(w)), w).toBe(isStatusWord(w));
+    }
   });
 });
 

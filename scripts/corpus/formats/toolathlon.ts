@@ -78,3 +78,20 @@ export function toolathlonRun(file: ToolathlonFile, meta: { name: string; source
   const messages = (Array.isArray(file.messages) ? file.messages : []) as ChatMessage[];
   return chatRun(messages, { id: `${model}/${task}`, source: meta.source, agent: meta.agent, model, outcome: outcomeOf(file), base: meta.base, outcomeOf: toolathlonOutcome });
 }
+
+/**
+ * A run log of the Toolathlon harness itself (`log.json`, as its authors recorded runs while
+ * building the benchmark): the same conversation under `messages`, and the harness's `status`
+ * (`success`: the agent finished; `failed`: the harness ended the run) as the outcome; the
+ * checker's verdict is not in it.
+ */
+export interface ToolathlonLog {
+  readonly status?: unknown;
+  readonly messages?: unknown;
+}
+
+export function toolathlonLogRun(log: ToolathlonLog, meta: { id: string; model: string; source: string; agent: string; base: number }): CorpusRun {
+  const messages = (Array.isArray(log.messages) ? log.messages : []) as ChatMessage[];
+  const outcome = typeof log.status === 'string' ? log.status : 'unknown';
+  return chatRun(messages, { ...meta, outcome, outcomeOf: toolathlonOutcome });
+}
