@@ -209,7 +209,12 @@ describe('loopwatch serve in the collector tier, with a real Python agent', { ti
     await waitFor(async () => (victim.process.exitStatus() !== undefined ? true : undefined), { timeoutMs: 5_000, what: 'serve-1 gone' });
     const killedAt = Date.now();
     await sleep(3_000);
-    const restarted = await startServe({ name: 'serve-1-restarted', runDir, forward: gateway.otlpHttpBase, port: victim.port, spoolDir: spoolOf(1), env: { LOOPWATCH_SERVE_QUIET_AFTER_ROOT_MS: '1000' } });
+    // The balancer redelivers what serve-1 refused while it was down with its exporter's backoff
+    // (5 s growing, jittered): a trace replayed from the spool may get its last spans 10 s or more
+    // after the restart. The trace wait must outlast that, as docs/serve.md says; the default (30 s)
+    // does. With the 5 s the other instances use, such a trace completed without its root and its
+    // first calls were counted under prompt `unknown` (2 of 5 CI runs in session 4).
+    const restarted = await startServe({ name: 'serve-1-restarted', runDir, forward: gateway.otlpHttpBase, port: victim.port, traceWaitMs: 30_000, spoolDir: spoolOf(1), env: { LOOPWATCH_SERVE_QUIET_AFTER_ROOT_MS: '1000' } });
     serves[1] = restarted;
     const truth2 = await agent;
     const truthSpans = truth2.reduce((n, r) => n + spansOf(r), 0);
