@@ -12,7 +12,7 @@ import { bfclRun, type BfclEntry } from './formats/bfcl.js';
 import { miniCliRun, type TerminalBenchResults } from './formats/mini-swe-agent-cli.js';
 import { sweAgentRun } from './formats/swe-agent.js';
 import { liveMcpRuns, type LiveMcpTask } from './formats/livemcp.js';
-import { tau2Runs, type Tau2File } from './formats/tau2.js';
+import { asTau2File, tau2Runs, type Tau2File } from './formats/tau2.js';
 import { toolathlonLogRun, toolathlonRun, type ToolathlonFile, type ToolathlonLog } from './formats/toolathlon.js';
 import { exists, MANIFEST, originalRunsFile, writeLines } from './files.js';
 import type { CorpusRun } from './run.js';
@@ -33,6 +33,7 @@ export interface ManifestEntry {
 /** A τ² file name without its timestamp and agent/user suffix: the domain it ran. */
 function tau2Prefix(spec: SourceSpec, path: string): string {
   if (spec.id === 'tau2-activegraph') return `${basename(dirname(dirname(path)))}/`;
+  if (spec.id === 'tau2-leaderboard') return `${tau2Submission(path)}/${basename(path).replace(/\.json$/, '').replace(/^\d{4}-\d{2}-\d{2}T[\d:.]+_/, '')}/`;
   const stem = basename(path).replace(/(\.json)+$/, '');
   const domain = /(airline|retail|telecom)/.exec(stem)?.[1];
   if (spec.id !== 'tau2-gemma-domains' && domain) return `${domain}/`;
@@ -40,6 +41,12 @@ function tau2Prefix(spec: SourceSpec, path: string): string {
     .replace(/^\d{4}-\d{2}-\d{2}[T_][\d:._-]+?_/, '')
     .replace(/_llm_agent.*$/, '')
     .replace(/[^\w-]+/g, '_')}/`;
+}
+
+/** The leaderboard submission a file belongs to (its folder's name up to the first `_`), or `sierra` for the harness's own results. */
+function tau2Submission(path: string): string {
+  const folder = /submissions\/([^/]+)\/trajectories\//.exec(path)?.[1];
+  return folder ? (folder.split('_')[0] ?? folder) : 'sierra';
 }
 
 interface Read {
@@ -65,12 +72,13 @@ function readTau2(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Rea
   const out: Read = { runs: [], used: [] };
   const seenSimulations = new Set<string>();
   for (const { path, blob } of blobs) {
-    let file: Tau2File;
+    let file: Tau2File | undefined;
     try {
-      file = JSON.parse(readBlob(dir, blob)) as Tau2File;
+      file = asTau2File(JSON.parse(readBlob(dir, blob)));
     } catch {
       continue;
     }
+    if (!file) continue;
     // the same simulation is often committed twice (renamed copies): keep its first file
     const fresh = (file.simulations ?? []).filter((s) => {
       const key = typeof s.id === 'string' ? s.id : JSON.stringify([s.task_id, s.trial, s.start_time]);
@@ -79,7 +87,8 @@ function readTau2(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Rea
       return Array.isArray(s.messages) && s.messages.length > 0;
     });
     if (fresh.length === 0) continue;
-    out.runs.push(...tau2Runs({ ...file, simulations: fresh }, { source: spec.id, prefix: tau2Prefix(spec, path), agent: spec.agent }));
+    const agent = spec.agentFromFile ? undefined : spec.agent;
+    out.runs.push(...tau2Runs({ ...file, simulations: fresh }, { source: spec.id, prefix: tau2Prefix(spec, path), ...(agent ? { agent } : {}) }));
     out.used.push({ path, blob });
   }
   return out;

@@ -21,6 +21,8 @@ export interface SourceSpec {
   /** Read only the newest commit's files: a file its authors corrected replaces its earlier version. */
   readonly newestOnly?: true;
   readonly agent: string;
+  /** Name each run's agent as its file does (the τ² leaderboard's submissions ran different agents). */
+  readonly agentFromFile?: true;
   /** Files that name no model (SWE-agent, LiveMCPBench, Terminal-Bench recordings). */
   readonly model?: string;
   /** Synthetic start of the first run (sources without timestamps). */
@@ -199,6 +201,20 @@ export const SOURCES: readonly SourceSpec[] = [
     paths: /^recorded_trajectories_v2\/run1\/[^/]+\/[^/]+\/[^/]+\/log\.json$/,
     agent: 'toolathlon',
     base: '2025-06-30T00:00:00Z',
+    heldOut: true,
+  },
+  {
+    id: 'tau2-leaderboard',
+    title: 'τ²-bench leaderboard submissions nobody had taken: a LangChain agent on gpt-oss-120b (runs ended by max_steps and too many errors included), Claude Opus 4.6 under three submitters\' agents (airline, medical triage), GPT-5.4, o3, Grok 3, Claude Sonnet 4.6 and DeepSeek-chat under IronShell\'s agents, and the harness\'s own GPT-4o telecom results',
+    repo: 'sierra-research/tau2-bench',
+    licence: 'MIT (repository LICENSE, Sierra Research)',
+    origin: 'web/leaderboard/public/submissions/*/trajectories/*.json and data/simulations of the repository, in its history (the submitters\' own runs)',
+    format: 'tau2',
+    // not taken: ToolOrchestra (in tau2-orchestrator), Claude Sonnet 4.5 airline (kept apart), and
+    // IronShell's list-form copy of the adaptive agent's runs (a resubmission of the community file's)
+    paths: /^(?:web\/leaderboard\/public\/submissions\/(?!toolorchestra_|claude-sonnet-4-5_|adaptive-agent_ironshell-ui_)[^/]+\/trajectories\/[^/]+\.json|data\/simulations\/2025-08-10T02:44:06\.496849_telecom_llm_agent_gpt-4o_user_simulator_gpt-4o\.json)$/,
+    agent: 'tau2-agent',
+    agentFromFile: true,
     heldOut: true,
   },
 ];

@@ -4,7 +4,7 @@ import { bfclRun } from '../../scripts/corpus/formats/bfcl.js';
 import { miniCliRun } from '../../scripts/corpus/formats/mini-swe-agent-cli.js';
 import { parsePythonCall } from '../../scripts/corpus/formats/python-call.js';
 import { sweAgentRun } from '../../scripts/corpus/formats/swe-agent.js';
-import { tau2Runs, type Tau2File } from '../../scripts/corpus/formats/tau2.js';
+import { asTau2File, tau2Runs, type Tau2File } from '../../scripts/corpus/formats/tau2.js';
 import { toolathlonLogRun, toolathlonRun, type ToolathlonFile } from '../../scripts/corpus/formats/toolathlon.js';
 import { runToOtlp } from '../../scripts/corpus/otlp.js';
 import { callsOf } from '../../scripts/corpus/run.js';
@@ -76,6 +76,18 @@ describe('the τ² converter', () => {
       JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'check my two flights' }] }]),
       undefined,
     ]);
+  });
+
+  it('reads the forms leaderboard submitters wrote: a bare array of simulations, the model and agent named at the top', () => {
+    const simulation = tau2.simulations?.[0];
+    const bare = asTau2File([simulation]);
+    expect(tau2Runs(bare as Tau2File, { source: 'test', prefix: 'sub/' })).toMatchObject([{ id: 'sub/7/0', model: 'unknown', agent: 'tau2-agent' }]);
+    const named = asTau2File({ domain: 'airline', agent: 'adaptive_agent', model: 'claude-x', simulations: [simulation] });
+    expect(tau2Runs(named as Tau2File, { source: 'test', prefix: 'sub/' })).toMatchObject([{ model: 'claude-x', agent: 'adaptive_agent' }]);
+    // the harness's own info wins over a name at the top; a name given by the source wins over both
+    expect(tau2Runs({ ...tau2, model: 'other', agent: 'other' }, { source: 'test', prefix: 'a/' })[0]).toMatchObject({ model: 'test-model', agent: 'llm_agent' });
+    expect(tau2Runs(tau2, { source: 'test', prefix: 'a/', agent: 'given' })[0]?.agent).toBe('given');
+    expect(asTau2File('not a results file')).toBeUndefined();
   });
 });
 

@@ -22,20 +22,26 @@ const scoreTest = (): CorpusResult[] => real.filter((c) => c.split === 'test').m
 /**
  * Where the held-out test splits of the sources added for issue 27 break the floor, as scored at
  * the end of issue 27's rule work (FINDINGS.md, "The test split, scored at the end"; 12 breaks at
- * first look): listed, not hidden, and scored only on request. A fix comes from a mechanism found
+ * first look), and the first look of the test splits drawn since (session 5: by id only):
+ * listed, not hidden, and scored only on request. A fix comes from a mechanism found
  * on dev runs or a new source, then a freshly drawn test split; issue 27 is done when this is empty.
  */
 const TEST_SPLIT_BREAKS = [
   'toolathlon [test] claude-4.5-sonnet/k8s-redis-helm-upgrade: honest run stopped',
   'bfcl-memory-qwen3 [test] Qwen3-4B-Instruct-2507/memory_kv_prereq_16-finance-1: loop not caught',
   'toolathlon-3 [test] -: fewer loops stopped than the best anchor',
+  'tau2-leaderboard [test] -: fewer loops stopped than the best anchor',
+  'tau2-leaderboard [test] gpt-oss-120b/langchain_agent_airline_2025-11-26_00-37-06/5/0: loop not caught',
 ];
 /**
  * Where the dev split of a source added after session 4's rule work breaks the floor at its first
- * look (FINDINGS.md, "First look at toolathlon-3"): listed, not hidden, for the engine's next rule
- * work to empty.
+ * look (FINDINGS.md, "First look at toolathlon-3", "First look at the session-5 draw"): listed,
+ * not hidden, for the engine's next rule work to empty.
  */
-const DEV_FIRST_LOOK_BREAKS = ['toolathlon-3 [dev] deepseek-v3.2-exp/academic-warning: loop not caught'];
+const DEV_FIRST_LOOK_BREAKS = [
+  'toolathlon-3 [dev] deepseek-v3.2-exp/academic-warning: loop not caught',
+  'tau2-leaderboard [dev] -: fewer loops stopped than the best anchor',
+];
 
 /**
  * Sources drawn fresh in session 4 whose dev split warns more than 3 % of its honest runs at first

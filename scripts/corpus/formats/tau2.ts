@@ -40,7 +40,19 @@ export interface Tau2Simulation {
 
 export interface Tau2File {
   readonly info?: { readonly agent_info?: { readonly llm?: unknown; readonly implementation?: unknown } };
+  /** Files some leaderboard submitters wrote by hand name the model and agent at the top. */
+  readonly model?: unknown;
+  readonly agent?: unknown;
   readonly simulations?: readonly Tau2Simulation[];
+}
+
+/**
+ * A results file as parsed: the harness's `{"info", "tasks", "simulations"}` object, or a bare
+ * array of simulations (as some leaderboard submissions are written).
+ */
+export function asTau2File(parsed: unknown): Tau2File | undefined {
+  if (Array.isArray(parsed)) return { simulations: parsed as Tau2Simulation[] };
+  return typeof parsed === 'object' && parsed !== null ? (parsed as Tau2File) : undefined;
 }
 
 const SYNTHETIC_STEP_MS = 1_000;
@@ -67,8 +79,8 @@ function contentText(v: unknown): string {
 }
 
 export function tau2Runs(file: Tau2File, meta: { source: string; prefix: string; agent?: string }): CorpusRun[] {
-  const llm = file.info?.agent_info?.llm;
-  const impl = file.info?.agent_info?.implementation;
+  const llm = file.info?.agent_info?.llm ?? file.model;
+  const impl = file.info?.agent_info?.implementation ?? file.agent;
   const model = typeof llm === 'string' ? llm : 'unknown';
   const agent = meta.agent ?? (typeof impl === 'string' ? impl : 'tau2-agent');
   return (file.simulations ?? []).map((sim) => simulationRun(sim, { ...meta, model, agent }));
