@@ -63,6 +63,12 @@ const R_FIRST_RECORD = 2;
 const RUN_STRIDE = 3;
 
 /**
+ * The state one `CycleTracker.mark` saved (its numbers in `saved`, a scratch array reused). One
+ * for all trackers: a trial (`TraceDetector.preview`) is synchronous and never nested.
+ */
+const trial: { data: number[] | undefined; saved: number[]; stored: number; found: CycleFinding | undefined } = { data: undefined, saved: [], stored: 0, found: undefined };
+
+/**
  * Finds periodic runs in the sequence of steps (a step is one batch of parallel calls).
  * For each period p it keeps how many trailing steps equal the step p before them: O(maxPeriod)
  * per step and no history beyond the last maxPeriod steps. A cycle is reported for the smallest
@@ -81,7 +87,6 @@ export class CycleTracker {
    */
   private data: number[] | undefined;
   private stored = 0;
-  private n = 0;
   private found: CycleFinding | undefined;
 
   constructor(private readonly maxPeriod: number) {}
@@ -108,14 +113,27 @@ export class CycleTracker {
     return { laps: run + 1, firstEnd: d[R_FIRST_END] ?? Number.NaN, firstRecord: d[R_FIRST_RECORD] ?? Number.NaN };
   }
 
-  /** An independent copy (the dispatcher guard's side-effect-free preview pushes into one). */
-  clone(): CycleTracker {
-    const copy = new CycleTracker(this.maxPeriod);
-    copy.data = this.data?.slice();
-    copy.stored = this.stored;
-    copy.n = this.n;
-    copy.found = this.found;
-    return copy;
+  /** Remembers the state the next `push` changes: `rollback` undoes that `push`. */
+  mark(): void {
+    trial.data = this.data;
+    trial.stored = this.stored;
+    trial.found = this.found;
+    const d = this.data;
+    if (d === undefined) return;
+    const saved = trial.saved;
+    for (let i = 0; i < d.length; i++) saved[i] = d[i] ?? 0;
+  }
+
+  /** Back to the state at `mark`, the one `push` since then undone. */
+  rollback(): void {
+    // a push that made room replaced `data` and left the marked array as it was
+    const d = trial.data;
+    if (d !== undefined) for (let i = 0; i < d.length; i++) d[i] = trial.saved[i] ?? 0;
+    this.data = d;
+    this.stored = trial.stored;
+    this.found = trial.found;
+    trial.data = undefined;
+    trial.found = undefined;
   }
 
   /** Forgets every step (a user message told the agent something new: laps start over). */
@@ -169,7 +187,6 @@ export class CycleTracker {
     d[o + F_RECORD_RANK_POLLERS] = packStep(info.firstRecord, info.evidenceRank, info.allPollers);
     d[o + F_IDLE] = info.idleBefore;
     d[o + F_FIRST_END] = info.firstEnd;
-    this.n++;
     this.found = undefined;
     for (let p = 1; p <= P; p++) {
       const run = d[(p - 1) * RUN_STRIDE + R_LENGTH] ?? 0;

@@ -144,14 +144,26 @@ export class CallHistory {
     return this.field(i, F_END);
   }
 
-  /** An independent copy (the dispatcher guard's side-effect-free preview records into one). */
-  clone(): CallHistory {
-    const copy = new CallHistory(this.capacity);
-    copy.data = this.data.slice();
-    copy.slots = this.slots;
-    copy.head = this.head;
-    copy.count = this.count;
-    return copy;
+  /** Remembers what the next `add` changes (its slot and the ring's place): `rollback` undoes that `add`. */
+  mark(): void {
+    trial.data = this.data;
+    trial.slots = this.slots;
+    trial.head = this.head;
+    trial.count = this.count;
+    const o = this.head * STRIDE;
+    for (let f = 0; f < STRIDE; f++) trial.slot[f] = this.data[o + f] ?? 0;
+  }
+
+  /** Back to the state at `mark`, the one `add` since then undone. */
+  rollback(): void {
+    // a growth since the mark moved the calls to a new array and left the marked one as it was
+    const o = trial.head * STRIDE;
+    for (let f = 0; f < STRIDE; f++) trial.data[o + f] = trial.slot[f] ?? 0;
+    this.data = trial.data;
+    this.slots = trial.slots;
+    this.head = trial.head;
+    this.count = trial.count;
+    trial.data = NO_SLOTS;
   }
 
   /** Bytes held by the packed calls (for memory accounting). */
@@ -159,6 +171,13 @@ export class CallHistory {
     return this.data.length * 8;
   }
 }
+
+/**
+ * The state one `CallHistory.mark` saved. One for all histories: a trial (`TraceDetector.preview`)
+ * is synchronous and never nested, and a shared record adds nothing to the memory of each trace.
+ */
+const NO_SLOTS: number[] = [];
+const trial = { data: NO_SLOTS, slots: 0, head: 0, count: 0, slot: new Array<number>(STRIDE).fill(0) };
 
 /** Room for `slots` calls, allocated at its exact size (no growth slack). */
 function newSlots(slots: number): number[] {

@@ -96,6 +96,13 @@ interface PendingStep {
   readonly firstRecord: number;
 }
 
+/** A step in progress as a copy of its own (the accumulator, an order-independent sum of the distinct signatures, rebuilt from them). */
+function copyStep(step: PendingStep): PendingStep {
+  const acc = new UnorderedHash();
+  for (const sig of step.sigs) acc.add(sig);
+  return { ...step, sigs: [...step.sigs], acc };
+}
+
 /**
  * What the traces of one engine share (`LoopEngine` is one): the configuration, the tool
  * policies, and one numbering of tool names, so that every trace hashes a tool the same way.
@@ -115,9 +122,8 @@ export interface SharedDetection {
  * each (signature, level) once.
  */
 export class TraceDetector {
-  // Not readonly: `fork()` replaces them with copies.
-  private history: CallHistory;
-  private cycles: CycleTracker;
+  private readonly history: CallHistory;
+  private readonly cycles: CycleTracker;
   private emitted: Set<number> | undefined;
   /** The keys of the last `RECENT_BATCHES` batches, a ring: key of batch id `i` at `i % RECENT_BATCHES`. */
   private batchKeys: Array<string | undefined> | undefined;
@@ -160,6 +166,11 @@ export class TraceDetector {
    * call of its batch is still running, so the step can be compared with earlier steps.
    */
   record(call: ToolCall, batchComplete = true): LoopDetection[] {
+    return this.recordCall(call, batchComplete, true);
+  }
+
+  /** `record`; `firstTimeOnly`: each (signature, level) reported once (see `firstTime`), else whenever reached. */
+  private recordCall(call: ToolCall, batchComplete: boolean, firstTimeOnly: boolean): LoopDetection[] {
     this.calls++;
     const engine = this.engine;
     const policy = engine.policies.get(call.toolName);
@@ -226,7 +237,7 @@ export class TraceDetector {
       const ctx: CallContext = { history: this.history, settings: engine.config, tool, toolHash: tool, args, out, errorClass, wording, wordingLength, flags, seen, inCycle: this.cycles.inCycle, drought };
       measureCall(ctx, policy, found);
     }
-    return this.report(found, call);
+    return this.report(found, call, firstTimeOnly);
   }
 
   /**
@@ -236,7 +247,33 @@ export class TraceDetector {
    * often as it is asked (the guard keeps its own count of interventions).
    */
   preview(call: ToolCall, batchComplete = true): LoopDetection[] {
-    return this.fork().record(call, batchComplete);
+    // Recorded, then undone: the history and the cycle tracker roll back the one call and step
+    // they took (see their `mark`), the rest is a few numbers kept here, and a step in progress,
+    // which recording changes in place, is worked on as a copy. Nothing of the trace is copied.
+    const { calls, lastStepEnd, drought, droughtsEnded, droughtFirstEnd, droughtFirstRecord, mainAgent, heardNews, batchKeys, nextBatch, pending } = this;
+    const batchSlot = nextBatch >= RECENT_BATCHES ? batchKeys?.[nextBatch % RECENT_BATCHES] : undefined;
+    if (pending) this.pending = copyStep(pending);
+    this.history.mark();
+    this.cycles.mark();
+    try {
+      return this.recordCall(call, batchComplete, false);
+    } finally {
+      this.history.rollback();
+      this.cycles.rollback();
+      this.calls = calls;
+      this.lastStepEnd = lastStepEnd;
+      this.drought = drought;
+      this.droughtsEnded = droughtsEnded;
+      this.droughtFirstEnd = droughtFirstEnd;
+      this.droughtFirstRecord = droughtFirstRecord;
+      this.mainAgent = mainAgent;
+      this.heardNews = heardNews;
+      // a new batch took the ring's oldest slot (once full) or a grown ring
+      if (batchKeys !== undefined && nextBatch >= RECENT_BATCHES) batchKeys[nextBatch % RECENT_BATCHES] = batchSlot;
+      this.batchKeys = batchKeys;
+      this.nextBatch = nextBatch;
+      this.pending = pending;
+    }
   }
 
   /** The calls remembered (at most the `limit` newest), oldest first. */
@@ -260,32 +297,6 @@ export class TraceDetector {
       });
     }
     return out;
-  }
-
-  /** A copy with its own state; `emitted` starts empty so a preview reports every level reached. */
-  private fork(): TraceDetector {
-    const f = new TraceDetector(this.engine, this.traceId);
-    f.history = this.history.clone();
-    f.cycles = this.cycles.clone();
-    f.batchKeys = this.batchKeys?.slice();
-    f.nextBatch = this.nextBatch;
-    const p = this.pending;
-    if (p) {
-      // The accumulator is an order-independent sum of the distinct signatures: re-adding rebuilds it.
-      const acc = new UnorderedHash();
-      for (const sig of p.sigs) acc.add(sig);
-      f.pending = { ...p, sigs: [...p.sigs], acc };
-    }
-    f.lastStepEnd = this.lastStepEnd;
-    f.calls = this.calls;
-    f.drought = this.drought;
-    f.droughtsEnded = this.droughtsEnded;
-    f.droughtFirstEnd = this.droughtFirstEnd;
-    f.droughtFirstRecord = this.droughtFirstRecord;
-    f.mainAgent = this.mainAgent;
-    f.heardNews = this.heardNews;
-    f.userMessages = this.userMessages?.slice();
-    return f;
   }
 
   /**
@@ -454,12 +465,12 @@ export class TraceDetector {
     };
   }
 
-  private report(found: Finding[], call: ToolCall): LoopDetection[] {
+  private report(found: Finding[], call: ToolCall, firstTimeOnly: boolean): LoopDetection[] {
     if (found.length === 0) return [];
     const out: LoopDetection[] = [];
     for (const f of found) {
       const level = levelOf(f);
-      if (!level || !this.firstTime(f.key, level)) continue;
+      if (!level || (firstTimeOnly && !this.firstTime(f.key, level))) continue;
       const cycleTools = f.cycleTools?.map((t) => this.engine.toolName(t));
       out.push({
         kind: f.rule.kind,

@@ -99,6 +99,11 @@ export class McpCallGuard {
     return this.pending.size > 0;
   }
 
+  /** Is a response with this id awaited in this session? (Else it is relayed unread.) */
+  awaits(session: McpSession, id: JsonRpcId): boolean {
+    return this.pending.has(pendingKey(session, id));
+  }
+
   /**
    * A server message the caller is relaying, to be read once its relay is written (`parse` gives
    * it parsed, or undefined when it is not JSON; `bytes`: its size, for the bound on what waits):

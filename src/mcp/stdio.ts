@@ -6,6 +6,7 @@ import { asBatch, judgeBatch } from './batch.js';
 import { isBlank, joinParts, LineSplitter, looksLikeJson, NEWLINE, NEWLINE_BYTES } from './framing.js';
 import type { Relayed } from './deferred-readings.js';
 import { MalformedReport } from './malformed.js';
+import { idAtEnds } from './message-id.js';
 import { clientMessageMatters, parseJson, serverMessageMayRespond } from './messages.js';
 
 export interface StdioProxyOptions {
@@ -111,6 +112,9 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
     if (!o.guard.waiting) return;
     // a progress or log notification during a call is relayed unread (a needle across two chunks is read)
     if (parts.length === 1 && !serverMessageMayRespond(parts[0] as Buffer)) return;
+    // so is a response the guard does not await, when its id can be read off its ends
+    const id = idAtEnds(parts);
+    if (id !== undefined && !o.guard.awaits(session, id)) return;
     // its chunks are written as they come: read once the last one is written
     completed.push(
       o.guard.readLater(

@@ -68,6 +68,51 @@ describe('TraceDetector.preview', () => {
     });
   }
 
+  it('leaves the trace as it was, past the ends of its bounded history, step window and batch ring', () => {
+    // small history and cycle window, many batches, parallel batches left open: every roll-back path
+    const config = { historySize: 8, cycle: { maxPeriod: 3 } };
+    const [withPreviews, plain] = [new LoopEngine(config), new LoopEngine(config)];
+    const a = withPreviews.createTrace('t');
+    const b = plain.createTrace('t');
+    let seed = 7;
+    const random = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    let batch = 0;
+    for (let i = 1; i <= 400; i++) {
+      if (random(3) > 0) batch++;
+      const parallelOpen = random(4) === 0;
+      const tool = ['read', 'edit', 'search', 'wait_for'][random(4)] as string;
+      const failing = random(3) === 0;
+      const input = {
+        toolName: tool,
+        arguments: { p: random(3) },
+        ...(failing ? { error: { message: `boom ${random(2)}` } } : { result: `r${random(3)}` }),
+        startTime: i * 1000,
+        endTime: i * 1000 + 5,
+        // now and then a batch seen before again, its key still in the ring or not
+        batch: `b${random(8) === 0 ? batch - random(12) : batch}`,
+        callIndex: i,
+        ...(random(10) === 0 ? { agentName: `agent${random(2)}` } : {}),
+      };
+      const [ca, cb] = [buildToolCall(withPreviews, input), buildToolCall(plain, input)];
+      if (random(20) === 0) {
+        a.userMessage(i);
+        b.userMessage(i);
+      }
+      const previewed = a.preview(ca, !parallelOpen);
+      a.preview({ ...ca, batch: `other${i}` }, true);
+      a.preview({ ...ca, outcome: { ok: false, errorClass: 1, failureHash: 2, unknownTool: false } }, parallelOpen);
+      expect(a.preview(ca, !parallelOpen)).toEqual(previewed);
+      const recorded = a.record(ca, !parallelOpen);
+      expect(recorded).toEqual(b.record(cb, !parallelOpen));
+      for (const d of recorded) expect(previewed).toContainEqual(d);
+      expect(a.recentCalls()).toEqual(b.recentCalls());
+      expect(a.callCount).toBe(b.callCount);
+    }
+  });
+
   it('reports a level every time it is asked (no de-duplication)', () => {
     const engine = new LoopEngine();
     const t = engine.createTrace('t');

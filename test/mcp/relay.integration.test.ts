@@ -68,6 +68,40 @@ describe('a tool result is relayed before it is read', () => {
     expect(statuses(g, 'stdio')).toEqual(['ok']);
   });
 
+  it('stdio: while a call is awaited, a response to a request the guard does not await is relayed and not read', async () => {
+    const g = newGuard('pipe');
+    const readLater = vi.spyOn(g, 'readLater');
+    const input = new PassThrough();
+    const lines: string[] = [];
+    /** The client takes nothing until the test says: the call's result stays unread, the call awaited. */
+    const held: (() => void)[] = [];
+    const output = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+        held.push(done);
+      },
+    });
+    const proxy = startStdioProxy({ command: process.execPath, args: [BATCH_SERVER], env: process.env, guard: g, input, output, say: (l) => said.push(l) });
+    closers.push(async () => {
+      input.end();
+      await proxy.ended;
+    });
+    input.write(`${JSON.stringify(call(1, 'echo', { text: 'x' }))}\n`);
+    await vi.waitFor(() => expect(lines.some((l) => l.includes('"id":1'))).toBe(true), { timeout: 10_000 });
+    input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'file:///a' } })}\n`);
+    // the second response is handed to the client's stream behind the held write (so the call is still awaited)
+    await vi.waitFor(() => expect(output.writableLength).toBeGreaterThan(0), { timeout: 10_000 });
+    expect(g.waiting).toBe(true);
+    for (let i = 0; i < 20 && held.length > 0; i++) {
+      for (const done of held.splice(0)) done();
+      await nextTurn();
+    }
+    expect(lines.some((l) => l.includes('"id":2,"error"'))).toBe(true);
+    await vi.waitFor(() => expect(g.waiting).toBe(false));
+    expect(readLater).toHaveBeenCalledTimes(1); // the call's result only
+    expect(statuses(g, 'stdio')).toEqual(['ok']);
+  });
+
   it('Streamable HTTP (JSON response): the response is ended before the guard reads it', async () => {
     const upstream = await listen((req, res) => {
       let body = '';

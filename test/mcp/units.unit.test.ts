@@ -10,6 +10,7 @@ import { LoopEngine } from '../../src/detector/engine.js';
 import { arrayElements, asBatch, judgeBatch } from '../../src/mcp/batch.js';
 import { McpCallGuard, type McpSession } from '../../src/mcp/call-guard.js';
 import { resultForEngine } from '../../src/mcp/engine-result.js';
+import { idAtEnds } from '../../src/mcp/message-id.js';
 import { clientMessageMatters, serverMessageMayRespond } from '../../src/mcp/messages.js';
 import { MAX_JSON_TEXT } from '../../src/fingerprint/canonical.js';
 import { isBlank, joinParts, LineSplitter, looksLikeJson } from '../../src/mcp/framing.js';
@@ -41,6 +42,63 @@ describe('LineSplitter', () => {
     expect(serverMessageMayRespond(Buffer.from('[{"jsonrpc":"2.0","id":1,"result":{}}]'))).toBe(true);
     expect(serverMessageMayRespond(Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}'))).toBe(true);
     expect(serverMessageMayRespond(Buffer.from('{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":5}}'))).toBe(false);
+  });
+});
+
+describe('idAtEnds', () => {
+  const id = (...texts: string[]): unknown => idAtEnds(texts.map((t) => Buffer.from(t)));
+
+  it("reads an id the serialisers put first or last (the SDKs' forms, spaced or not), and nothing it cannot be sure of", () => {
+    expect(id('{"jsonrpc":"2.0","id":7,"result":{"content":[]}}\n')).toBe(7);
+    expect(id('{"result":{"content":[]},"jsonrpc":"2.0","id":7}\n')).toBe(7);
+    expect(id('{"jsonrpc": "2.0", "id": "req-1", "result": {}}')).toBe('req-1');
+    expect(id('{ "id" : -3 , "result": {}}')).toBe(-3);
+    expect(id('{"result":{},"id":"a b"}\r\n')).toBe('a b');
+    // an id in the middle, nested ones at the ends, escapes, fractions, null: left to the parse
+    expect(id('{"result":{"id":5},"id":6,"jsonrpc":"2.0"}')).toBeUndefined();
+    expect(id('{"result":{"x":{"id":5}}}')).toBeUndefined();
+    expect(id('{"result":{"text":"a,\\"id\\":5}"}}')).toBeUndefined();
+    expect(id('{"jsonrpc":"2.0","id":"a\\"b","result":{}}')).toBeUndefined();
+    expect(id('{"result":{},"id":"a\\"b"}')).toBeUndefined();
+    expect(id('{"jsonrpc":"2.0","id":1.5,"result":{}}')).toBeUndefined();
+    expect(id('{"jsonrpc":"2.0","id":null,"error":{}}')).toBeUndefined();
+    expect(id('[{"jsonrpc":"2.0","id":1,"result":{}}]')).toBeUndefined();
+    // not JSON: left to the parse, which reports it
+    expect(id('{"a":"x"id":5}')).toBeUndefined();
+    // split across chunks: each end read within its own chunk
+    expect(id('{"jsonrpc":"2.0","id":12', '3,"result":{}}')).toBeUndefined();
+    expect(id('{"jsonrpc":"2.0","id":123,"res', 'ult":{}}')).toBe(123);
+    expect(id('{"result":{},"jsonrpc":"2.0","i', 'd":9}')).toBeUndefined();
+    expect(id('{"result":{"te', 'xt":"x"},"id":9}')).toBe(9);
+  });
+
+  it('whatever it reads is the id the parse finds (random messages, keys in random order, ids and texts that look alike)', () => {
+    let seed = 11;
+    const random = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const ids: unknown[] = [0, -1, 42, 2 ** 53 + 1, 'x', 'a"b', 'a\\b', '', 'id', '1', 'é'];
+    const texts = ['"id":5}', ',"id":3', 'plain', '{"id":1}', '\\', '"'];
+    let read = 0;
+    for (let i = 0; i < 2000; i++) {
+      const members: Array<[string, unknown]> = [
+        ['jsonrpc', '2.0'],
+        ['id', ids[random(ids.length)]],
+        ['result', { content: [{ type: 'text', text: texts[random(texts.length)] }], ...(random(2) ? { id: ids[random(ids.length)] } : {}) }],
+      ];
+      for (let k = members.length - 1; k > 0; k--) {
+        const j = random(k + 1);
+        [members[k], members[j]] = [members[j] as [string, unknown], members[k] as [string, unknown]];
+      }
+      const text = JSON.stringify(Object.fromEntries(members), undefined, random(3) === 0 ? 1 : undefined);
+      const cut = random(text.length);
+      const found = random(2) ? id(text) : id(text.slice(0, cut), text.slice(cut));
+      if (found === undefined) continue;
+      read++;
+      expect(found).toBe((JSON.parse(text) as { id: unknown }).id);
+    }
+    expect(read).toBeGreaterThan(500);
   });
 });
 
