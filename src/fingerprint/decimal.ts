@@ -188,3 +188,39 @@ export class DecimalReader {
     this.value = negative ? -v : v;
   }
 }
+
+function isDigit(c: number): boolean {
+  return c >= Char.Digit0 && c <= Char.Digit9;
+}
+
+/** The index after the run of digits from `u[p]` on. */
+function digitsEnd(u: Uint16Array, p: number): number {
+  let q = p;
+  while (isDigit(u[q] as number)) q++;
+  return q;
+}
+
+/**
+ * Where the JSON number token at `u[start]` ends (-1 when the text there is no JSON number),
+ * checked by the grammar and the end rule of `DecimalReader.read` but not read: a value that is
+ * left out (a volatile member's) needs no conversion (bench/NOTES.md, JSON results).
+ */
+export function numberEnd(u: Uint16Array, start: number): number {
+  let p = u[start] === Char.Minus ? start + 1 : start;
+  const c = u[p] as number;
+  if (c === Char.Digit0) p++;
+  else if (isDigit(c)) p = digitsEnd(u, p + 1);
+  else return -1;
+  if (u[p] === Char.Dot) {
+    if (!isDigit(u[p + 1] as number)) return -1;
+    p = digitsEnd(u, p + 2);
+  }
+  const e = u[p] as number;
+  if (e === Char.LowerE || e === Char.UpperE) {
+    p++;
+    if (u[p] === Char.Minus || u[p] === Char.Plus) p++;
+    if (!isDigit(u[p] as number)) return -1;
+    p = digitsEnd(u, p + 1);
+  }
+  return p;
+}
