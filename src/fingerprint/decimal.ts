@@ -140,51 +140,83 @@ export class DecimalReader {
       this.value = 0;
       return;
     }
-    let v: number;
+    let v = Number.NaN;
     if (lost) {
-      this.exact = false;
-      return;
-    }
-    if (count <= Limit.ExactDigits) {
+      // not exact: the caller converts
+    } else if (count <= Limit.ExactDigits) {
       if (e === 0) v = high;
       else if (e > 0 && e <= Limit.MaxExactPower) v = high * (POW10[e] as number);
       else if (e < 0 && e >= -Limit.MaxExactPower) v = high / (POW10[-e] as number);
-      else {
-        this.exact = false;
-        return;
-      }
     } else {
-      const scale = POW10[count - Limit.ExactDigits] as number;
-      // m = high·scale + low as mh + ml exactly: the product's error, then the sum's
-      const ph = high * scale;
-      const pl = productError(high, scale, ph);
-      const mh = ph + low;
-      const back = mh - ph;
-      const ml = pl + (ph - (mh - back)) + (low - back);
-      if (e === 0) v = mh + ml; // one rounding of the exact sum
-      else if (e < 0 && e >= -Limit.MaxExactPower) {
-        const divisor = POW10[-e] as number;
-        const q1 = mh / divisor;
-        const th = q1 * divisor;
-        const tl = productError(q1, divisor, th);
-        // m − q1·divisor: mh − th is exact (they are within a factor of two)
-        const remainder = mh - th - tl + ml;
-        const q2 = remainder / divisor;
-        v = q1 + q2;
-        // the rounding error of that sum; halfway between two doubles it could go either way
-        const back2 = v - q1;
-        const error = Math.abs(q1 - (v - back2) + (q2 - back2));
-        const half = halfUlp(v);
-        const margin = half * 2 ** -24;
-        if (half === 0 || Math.abs(error - half) <= margin || Math.abs(error - half / 2) <= margin) {
-          this.exact = false;
-          return;
-        }
-      } else {
-        this.exact = false;
-        return;
-      }
+      v = longSignificand(high, low, count, e);
     }
-    this.value = negative ? -v : v;
+    if (Number.isNaN(v)) this.exact = false;
+    else this.value = negative ? -v : v;
   }
+}
+
+/**
+ * (high·10^(count−15) + low)·10^e for 16 to 19 significant digits (`count`), or NaN when no proven
+ * path rounds it: its own function, so that the common path of `convert` stays small.
+ */
+function longSignificand(high: number, low: number, count: number, e: number): number {
+  const scale = POW10[count - Limit.ExactDigits] as number;
+  // m = high·scale + low as mh + ml exactly: the product's error, then the sum's
+  const ph = high * scale;
+  const pl = productError(high, scale, ph);
+  const mh = ph + low;
+  const back = mh - ph;
+  const ml = pl + (ph - (mh - back)) + (low - back);
+  if (e === 0) return mh + ml; // one rounding of the exact sum
+  if (e > 0 || e < -Limit.MaxExactPower) return Number.NaN;
+  const divisor = POW10[-e] as number;
+  const q1 = mh / divisor;
+  const th = q1 * divisor;
+  const tl = productError(q1, divisor, th);
+  // m − q1·divisor: mh − th is exact (they are within a factor of two)
+  const remainder = mh - th - tl + ml;
+  const q2 = remainder / divisor;
+  const v = q1 + q2;
+  // the rounding error of that sum; halfway between two doubles it could go either way
+  const back2 = v - q1;
+  const error = Math.abs(q1 - (v - back2) + (q2 - back2));
+  const half = halfUlp(v);
+  const margin = half * 2 ** -24;
+  return half === 0 || Math.abs(error - half) <= margin || Math.abs(error - half / 2) <= margin ? Number.NaN : v;
+}
+
+function isDigit(c: number): boolean {
+  return c >= Char.Digit0 && c <= Char.Digit9;
+}
+
+/** The index after the run of digits from `u[p]` on. */
+function digitsEnd(u: Uint16Array, p: number): number {
+  let q = p;
+  while (isDigit(u[q] as number)) q++;
+  return q;
+}
+
+/**
+ * Where the JSON number token at `u[start]` ends (-1 when the text there is no JSON number),
+ * checked by the grammar and the end rule of `DecimalReader.read` but not read: a value that is
+ * left out (a volatile member's) needs no conversion (bench/NOTES.md, JSON results).
+ */
+export function numberEnd(u: Uint16Array, start: number): number {
+  let p = u[start] === Char.Minus ? start + 1 : start;
+  const c = u[p] as number;
+  if (c === Char.Digit0) p++;
+  else if (isDigit(c)) p = digitsEnd(u, p + 1);
+  else return -1;
+  if (u[p] === Char.Dot) {
+    if (!isDigit(u[p + 1] as number)) return -1;
+    p = digitsEnd(u, p + 2);
+  }
+  const e = u[p] as number;
+  if (e === Char.LowerE || e === Char.UpperE) {
+    p++;
+    if (u[p] === Char.Minus || u[p] === Char.Plus) p++;
+    if (!isDigit(u[p] as number)) return -1;
+    p = digitsEnd(u, p + 1);
+  }
+  return p;
 }

@@ -1,5 +1,5 @@
 import { Char } from './chars.js';
-import { DecimalReader } from './decimal.js';
+import { DecimalReader, numberEnd } from './decimal.js';
 import { Mix, seedA, seedB } from './hash.js';
 import { chainA, chainB, digest, finish, member, rotl7, text, type LanePair } from './lanes.js';
 import { Cap, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, Note, Tag } from './tags.js';
@@ -431,7 +431,7 @@ export class JsonTextHasher {
       } else if (c === Char.Quote) {
         if (!this.validString()) return false;
       } else if (c === Char.Minus || (c >= Char.Digit0 && c <= Char.Digit9)) {
-        const after = this.decimal.read(this.u, this.pos);
+        const after = numberEnd(this.u, this.pos);
         if (after < 0) return false;
         this.pos = after;
       } else if (this.scanLiteral(c) === undefined) {

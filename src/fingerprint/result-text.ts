@@ -42,8 +42,8 @@ const enum UnitClass {
   Joint = 16,
   /** `p`, which `pid` starts with. */
   LowerP = 32,
-  /** An ASCII letter or digit. */
-  Alnum = 64,
+  /** A digit, a capital or `a`-`f`: what the runs of an epoch, a hex id or a ULID are made of. */
+  IdUnit = 64,
 }
 
 /** The class of every UTF-16 code unit, made once: one lookup a unit in `feed`. */
@@ -56,7 +56,7 @@ for (let c = 0; c < UNIT_CLASS.length; c++) {
     (isDigit(c) ? UnitClass.Digit : 0) |
     (c === Char.Minus || c === Char.Underscore || c === Char.Colon ? UnitClass.Joint : 0) |
     (c === Char.LowerP ? UnitClass.LowerP : 0) |
-    (isAlnum(c) ? UnitClass.Alnum : 0);
+    (isDigit(c) || (c >= Char.UpperA && c <= Char.UpperZ) || (c >= Char.LowerA && c <= Char.LowerF) ? UnitClass.IdUnit : 0);
 }
 
 /** Does `u[from, to)` hold a word character: an ASCII letter or digit, or a unit past ASCII that is not whitespace? */
@@ -174,9 +174,10 @@ export class ResultText implements LanePair {
 
   /**
    * Reads `u[from, to)`, one table lookup a unit (`UNIT_CLASS`). Two units in a row that are
-   * hashed as they are (no whitespace but single blanks, no control character: most of any text)
-   * go into both lanes at once; the rest is read a unit at a time. Text with a digit is then
-   * checked for what the volatile pattern's alternatives need (`scanVolatile`).
+   * hashed as they are (no whitespace but single blanks, no control character, no digit: most of
+   * any text) go into both lanes at once; the rest is read a unit at a time, and there a digit is
+   * looked at for a duration unit after it. Text with a digit is then checked for what the
+   * volatile pattern's alternatives need (`scanVolatile`) only where the cheap checks leave it open.
    */
   feed(u: Uint16Array, from: number, to: number): void {
     let a = this.a;
@@ -184,6 +185,7 @@ export class ResultText implements LanePair {
     let n = this.n;
     let blank = this.blank;
     let seen = 0;
+    let duration = false;
     let i = from;
     while (i < to) {
       if ((n & 1) === 0) {
@@ -195,7 +197,7 @@ export class ResultText implements LanePair {
           const c1 = u[i + 1] as number;
           const k0 = UNIT_CLASS[c0] as number;
           const k1 = UNIT_CLASS[c1] as number;
-          if (((k0 | k1) & (UnitClass.Space | UnitClass.Control)) !== 0 || (k0 & (k1 | blank) & UnitClass.Blank) !== 0) break;
+          if (((k0 | k1) & (UnitClass.Space | UnitClass.Control | UnitClass.Digit)) !== 0 || (k0 & (k1 | blank) & UnitClass.Blank) !== 0) break;
           a = Math.imul(a ^ c0, Mix.Even);
           b = Math.imul(b ^ c1, Mix.Odd);
           seen |= k0 | k1;
@@ -209,6 +211,7 @@ export class ResultText implements LanePair {
       let c = u[i] as number;
       const k = UNIT_CLASS[c] as number;
       seen |= k;
+      if ((k & UnitClass.Digit) !== 0 && !duration) duration = unitAfterNumber(u, i, to);
       i++;
       if ((k & (UnitClass.Blank | UnitClass.Space)) !== 0) {
         if (blank !== 0) continue;
@@ -228,27 +231,33 @@ export class ResultText implements LanePair {
     if ((seen & UnitClass.Control) !== 0) this.control = true;
     if ((seen & UnitClass.Digit) !== 0) {
       this.digit = true;
-      // the exact check only where the cheap one (`longRunOrDuration`) leaves it open
-      if (((seen & (UnitClass.Joint | UnitClass.LowerP)) !== 0 || longRunOrDuration(u, from, to)) && scanVolatile(u, from, to)) this.mayHoldVolatile = true;
+      // Without `-`, `_`, `:` or `p`, only a duration after a digit and a run of 10 id units are
+      // left of `scanVolatile`'s checks: the exact check runs only when one of those holds.
+      if (((seen & (UnitClass.Joint | UnitClass.LowerP)) !== 0 || duration || hasIdRun(u, from, to)) && scanVolatile(u, from, to)) this.mayHoldVolatile = true;
     }
   }
 }
 
+/** The shortest run of id units (`UnitClass.IdUnit`) an epoch, a hex id or a ULID is written with. */
+const ID_RUN = 10;
+
+function isIdUnit(c: number): boolean {
+  return ((UNIT_CLASS[c] as number) & UnitClass.IdUnit) !== 0;
+}
+
 /**
- * For text without `-`, `_`, `:` or `p` (which the pass over it saw): could `scanVolatile` find
- * anything? Without those, only runs of 10 letters or digits (epoch, hex id, ULID) and a digit
- * followed by a duration unit are left of its checks: a necessary condition, one table lookup a
- * unit, without the run counters.
+ * Is there a run of `ID_RUN` id units in `u[start, end)`? Every such run holds one of the units
+ * `ID_RUN` apart from `start + ID_RUN - 1`: only those are looked at, and the run is measured
+ * around the ones that are id units.
  */
-function longRunOrDuration(u: Uint16Array, start: number, end: number): boolean {
-  let run = 0;
-  for (let i = start; i < end; i++) {
-    const k = UNIT_CLASS[u[i] as number] as number;
-    if ((k & UnitClass.Alnum) === 0) {
-      run = 0;
-      continue;
-    }
-    if (++run >= 10 || ((k & UnitClass.Digit) !== 0 && unitAfterNumber(u, i, end))) return true;
+function hasIdRun(u: Uint16Array, start: number, end: number): boolean {
+  for (let p = start + ID_RUN - 1; p < end; p += ID_RUN) {
+    if (!isIdUnit(u[p] as number)) continue;
+    let left = p;
+    while (left > start && p - left < ID_RUN - 1 && isIdUnit(u[left - 1] as number)) left--;
+    let right = p + 1;
+    while (right < end && right - left < ID_RUN && isIdUnit(u[right] as number)) right++;
+    if (right - left >= ID_RUN) return true;
   }
   return false;
 }

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DecimalReader } from '../../src/fingerprint/decimal.js';
+import { DecimalReader, numberEnd } from '../../src/fingerprint/decimal.js';
 import { toUnits } from '../../src/fingerprint/volatile.js';
 
 const reader = new DecimalReader();
@@ -84,5 +84,17 @@ describe('JSON numbers read from code units', () => {
     // a valid prefix ends where the number does
     expect(reader.read(toUnits('12,3'), 0)).toBe(2);
     expect(reader.read(toUnits('01'), 0)).toBe(1);
+  });
+
+  it('numberEnd (a left-out value, checked and not read) ends every text where read does', () => {
+    const near = fc.stringMatching(/^-?[0-9.eE+\-a,]{0,14}$/);
+    fc.assert(
+      fc.property(near, (text) => {
+        const u = toUnits(text);
+        expect(numberEnd(u, 0), text).toBe(reader.read(u, 0));
+      }),
+      { numRuns: 20_000 },
+    );
+    for (const t of ['0', '-0.5e-3', '12,3', '01', '1.', '1e+', '1.5E+10x']) expect(numberEnd(toUnits(t), 0), t).toBe(reader.read(toUnits(t), 0));
   });
 });
