@@ -157,7 +157,8 @@ export class DecimalReader {
 
 /**
  * (high·10^(count−15) + low)·10^e for 16 to 19 significant digits (`count`), or NaN when no proven
- * path rounds it: its own function, so that the common path of `convert` stays small.
+ * path rounds it: its own function, so that the common path of `convert` stays small enough to
+ * be inlined into `read` (bench/NOTES.md, JSON arguments and results).
  */
 function longSignificand(high: number, low: number, count: number, e: number): number {
   const scale = POW10[count - Limit.ExactDigits] as number;

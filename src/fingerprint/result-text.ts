@@ -177,7 +177,8 @@ export class ResultText implements LanePair {
    * hashed as they are (no whitespace but single blanks, no control character, no digit: most of
    * any text) go into both lanes at once; the rest is read a unit at a time, and there a digit is
    * looked at for a duration unit after it. Text with a digit is then checked for what the
-   * volatile pattern's alternatives need (`scanVolatile`) only where the cheap checks leave it open.
+   * volatile pattern's alternatives need (`scanVolatile`) only where the cheap checks leave it
+   * open, without a second pass over every unit (bench/NOTES.md, JSON results).
    */
   feed(u: Uint16Array, from: number, to: number): void {
     let a = this.a;

@@ -208,6 +208,17 @@ describe('fingerprint properties', () => {
     );
   });
 
+  it('find a run of id units wherever it starts (the cheap pre-check looks at every tenth unit)', () => {
+    // an epoch, a long hex id, a ULID of capitals only; a digit elsewhere makes the text searched
+    for (const run of ['1712345678', 'deadbeef0badcafe', 'ABCDEFGHJKMNPQRSTVWXYZABCD']) {
+      for (let offset = 0; offset < 24; offset++) {
+        const s = `${'q'.repeat(offset)} ${run} 7 items`;
+        expect(resultTextPattern().exec(s), s).not.toBeNull();
+        expect(mayHoldVolatile(toUnits(s), 0, s.length), s).toBe(true);
+      }
+    }
+  });
+
   it('are the same in another process (stable across runs)', () => {
     const inputs = fc.sample(anyJson, { numRuns: 200, seed: 7 }).flatMap((v) => [v, JSON.stringify(v)]);
     const here = inputs.map((v) => {
