@@ -100,6 +100,12 @@ function cpuMs(pid: number | undefined): number | undefined {
 
 const ms = (x: number): string => `${x.toFixed(3)} ms`;
 
+/** Every order of `items`. */
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((first, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [first, ...rest]));
+}
+
 /**
  * Latency is measured in interleaved rounds: each round sends every kind of message once to each
  * connection, in alternating order, so both see the same machine. The rounds are cut into
@@ -129,6 +135,7 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
     type Which = 'direct' | keyof typeof proxies;
     type Samples = Record<Which, number[][]> & { cpu: Partial<Record<Which, number>> };
     const connections: Which[] = ['direct', ...(Object.keys(proxies) as (keyof typeof proxies)[])];
+    const orders = permutations(connections);
     const samples = new Map<string, Samples>();
     for (const method of methods) for (const size of sizes) samples.set(`${method} ${size}`, { direct: [], proxied: [], baseline: [], cpu: {} });
     for (let b = 0; b < blocks; b++) {
@@ -137,8 +144,8 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
         for (const method of methods) {
           for (const size of sizes) {
             const s = samples.get(`${method} ${size}`) as Samples;
-            // rotate which goes first, so none always runs on a warmer machine
-            const order = connections.map((_, i) => connections[(r + i) % connections.length] as Which);
+            // every order in turn, so none always runs first, or always right after another one's turn
+            const order = orders[r % orders.length] as Which[];
             for (const which of order) {
               const peer = which === 'direct' ? direct : (proxies[which] as Peer);
               const before = which === 'direct' ? undefined : cpuMs(peer.child.pid);
