@@ -22,6 +22,8 @@ import { bytes, median, quantile, type Figure } from './support/report.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** The CLI measured: this build's, or the one BENCH_MCP_CLI names (another build's, for a before and after). */
 const CLI = process.env.BENCH_MCP_CLI ?? join(ROOT, 'packages', 'cli', 'dist', 'cli.js');
+/** Another build proxied beside it in the same rounds (main's, for a before and after side by side), when named. */
+const BASELINE_CLI = process.env.BENCH_MCP_BASELINE_CLI;
 const SERVER = join(ROOT, 'bench', 'support', 'ndjson-server.mjs');
 export const TARGET_ADDED_P99_MS = 1;
 export const TARGET_CALLS_PER_SECOND = 500;
@@ -98,6 +100,12 @@ function cpuMs(pid: number | undefined): number | undefined {
 
 const ms = (x: number): string => `${x.toFixed(3)} ms`;
 
+/** Every order of `items`. */
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((first, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [first, ...rest]));
+}
+
 /**
  * Latency is measured in interleaved rounds: each round sends every kind of message once to each
  * connection, in alternating order, so both see the same machine. The rounds are cut into
@@ -116,37 +124,35 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
   const methods = ['tools/call', 'resources/read'];
   const direct = Peer.start([SERVER]);
   const proxied = Peer.start([CLI, 'mcp', '--', process.execPath, SERVER]);
-  await Promise.all([direct.initialize(), proxied.initialize()]);
+  const baseline = BASELINE_CLI === undefined ? undefined : Peer.start([BASELINE_CLI, 'mcp', '--', process.execPath, SERVER]);
+  const proxies = baseline ? { proxied, baseline } : { proxied };
+  await Promise.all([direct, ...Object.values(proxies)].map((p) => p.initialize()));
   const figures: Figure[] = [];
   try {
     // warm-up: JIT, buffers
-    for (let i = 0; i < (options.quick ? 10 : 200); i++) for (const p of [direct, proxied]) for (const m of methods) await p.request(m, 4 * 1024);
+    for (let i = 0; i < (options.quick ? 10 : 200); i++) for (const p of [direct, ...Object.values(proxies)]) for (const m of methods) await p.request(m, 4 * 1024);
 
-    type Samples = { direct: number[][]; proxied: number[][]; cpu: number };
+    type Which = 'direct' | keyof typeof proxies;
+    type Samples = Record<Which, number[][]> & { cpu: Partial<Record<Which, number>> };
+    const connections: Which[] = ['direct', ...(Object.keys(proxies) as (keyof typeof proxies)[])];
+    const orders = permutations(connections);
     const samples = new Map<string, Samples>();
-    for (const method of methods) for (const size of sizes) samples.set(`${method} ${size}`, { direct: [], proxied: [], cpu: 0 });
+    for (const method of methods) for (const size of sizes) samples.set(`${method} ${size}`, { direct: [], proxied: [], baseline: [], cpu: {} });
     for (let b = 0; b < blocks; b++) {
-      for (const s of samples.values()) {
-        s.direct.push([]);
-        s.proxied.push([]);
-      }
+      for (const s of samples.values()) for (const which of connections) s[which].push([]);
       for (let r = 0; r < roundsPerBlock; r++) {
         for (const method of methods) {
           for (const size of sizes) {
             const s = samples.get(`${method} ${size}`) as Samples;
-            // alternate which goes first, so neither always runs on a warmer machine
-            const order = r % 2 === 0 ? (['direct', 'proxied'] as const) : (['proxied', 'direct'] as const);
+            // every order in turn, so none always runs first, or always right after another one's turn
+            const order = orders[r % orders.length] as Which[];
             for (const which of order) {
-              if (which === 'direct') {
-                s.direct[b]?.push(await direct.request(method, size));
-                await sleep(PACE_MS);
-                continue;
-              }
-              const before = cpuMs(proxied.child.pid);
-              s.proxied[b]?.push(await proxied.request(method, size));
+              const peer = which === 'direct' ? direct : (proxies[which] as Peer);
+              const before = which === 'direct' ? undefined : cpuMs(peer.child.pid);
+              s[which][b]?.push(await peer.request(method, size));
               await sleep(PACE_MS);
-              const after = cpuMs(proxied.child.pid);
-              if (before !== undefined && after !== undefined) s.cpu += after - before;
+              const after = cpuMs(peer.child.pid);
+              if (before !== undefined && after !== undefined) s.cpu[which] = (s.cpu[which] ?? 0) + after - before;
             }
           }
         }
@@ -158,18 +164,20 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
     for (const method of methods) {
       for (const size of sizes) {
         const s = samples.get(`${method} ${size}`) as Samples;
-        const added = s.proxied.map((p, b) => quantile(p, 0.99) - quantile(s.direct[b] ?? [], 0.99));
         const d = s.direct.flat();
-        const p = s.proxied.flat();
-        const mid = median(added);
-        const spread = `${ms(Math.min(...added))} to ${ms(Math.max(...added))}`;
-        if (mid > worst) [worst, worstSpread] = [mid, `${method}, ${bytes(size)}; blocks ${spread}`];
-        figures.push({
-          section: 'mcp',
-          name: `${method}, ${bytes(size)} result: p99 round trip, proxied − direct, ${PACE_MS} ms apart`,
-          value: ms(mid),
-          note: `median of ${blocks} blocks of ${roundsPerBlock} (${spread}); p50 ${ms(quantile(d, 0.5))} → ${ms(quantile(p, 0.5))}; the proxy's CPU ${ms(s.cpu / requests)} a request`,
-        });
+        const p99Added = (which: keyof typeof proxies): { mid: number; spread: string; note: string } => {
+          const added = s[which].map((p, b) => quantile(p, 0.99) - quantile(s.direct[b] ?? [], 0.99));
+          const spread = `${ms(Math.min(...added))} to ${ms(Math.max(...added))}`;
+          const note = `median of ${blocks} blocks of ${roundsPerBlock} (${spread}); p50 ${ms(quantile(d, 0.5))} → ${ms(quantile(s[which].flat(), 0.5))}; the proxy's CPU ${ms((s.cpu[which] ?? 0) / requests)} a request`;
+          return { mid: median(added), spread, note };
+        };
+        const own = p99Added('proxied');
+        if (own.mid > worst) [worst, worstSpread] = [own.mid, `${method}, ${bytes(size)}; blocks ${own.spread}`];
+        figures.push({ section: 'mcp', name: `${method}, ${bytes(size)} result: p99 round trip, proxied − direct, ${PACE_MS} ms apart`, value: ms(own.mid), note: own.note });
+        if (baseline) {
+          const other = p99Added('baseline');
+          figures.push({ section: 'mcp', name: `  the same through the baseline build (BENCH_MCP_BASELINE_CLI)`, value: ms(other.mid), note: other.note });
+        }
       }
     }
     figures.push({
@@ -183,7 +191,7 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
 
     // throughput: one call after another (an agent's pace, at its fastest), 10 KB results, in alternating rounds
     const calls = options.quick ? 40 : 1_000;
-    const rates = { direct: [] as number[], proxied: [] as number[] };
+    const rates = { direct: [] as number[], proxied: [] as number[], baseline: [] as number[] };
     let proxyCpu = 0;
     const rate = async (p: Peer): Promise<number> => {
       const t0 = performance.now();
@@ -192,9 +200,11 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
     };
     for (let r = 0; r < blocks; r++) {
       rates.direct.push(await rate(direct));
+      if (baseline && r % 2 === 1) rates.baseline.push(await rate(baseline));
       const before = cpuMs(proxied.child.pid) ?? 0;
       rates.proxied.push(await rate(proxied));
       proxyCpu += (cpuMs(proxied.child.pid) ?? 0) - before;
+      if (baseline && r % 2 === 0) rates.baseline.push(await rate(baseline));
     }
     const proxiedRate = median(rates.proxied);
     const cpuPerCall = proxyCpu / (blocks * calls);
@@ -205,7 +215,7 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
       value: perSecond(proxiedRate),
       target: `≥ ${TARGET_CALLS_PER_SECOND} calls/s`,
       met: proxiedRate >= TARGET_CALLS_PER_SECOND,
-      note: `median of ${blocks} rounds of ${calls} (${perSecond(Math.min(...rates.proxied))} to ${perSecond(Math.max(...rates.proxied))}); direct ${perSecond(median(rates.direct))}; the proxy's CPU ${ms(cpuPerCall)} a call (${cpuPerCall > 0 ? perSecond(1000 / cpuPerCall) : '?'} on one core)`,
+      note: `median of ${blocks} rounds of ${calls} (${perSecond(Math.min(...rates.proxied))} to ${perSecond(Math.max(...rates.proxied))}); direct ${perSecond(median(rates.direct))}; the proxy's CPU ${ms(cpuPerCall)} a call (${cpuPerCall > 0 ? perSecond(1000 / cpuPerCall) : '?'} on one core)${baseline ? `; the baseline build ${perSecond(median(rates.baseline))} (${perSecond(Math.min(...rates.baseline))} to ${perSecond(Math.max(...rates.baseline))})` : ''}`,
     });
 
     // one huge result: the time it adds and the memory it takes
@@ -223,7 +233,7 @@ export async function mcpFigures(options: { quick: boolean }): Promise<Figure[]>
       note: `direct ${directHuge.toFixed(0)} ms, proxied ${proxiedHuge.toFixed(0)} ms; the proxy's peak RSS ${before !== undefined ? bytes(before) : '?'} → ${after !== undefined ? bytes(after) : '?'} (${after !== undefined && before !== undefined ? ((after - before) / huge).toFixed(1) : '?'} copies of the result)`,
     });
   } finally {
-    await Promise.all([direct.stop(), proxied.stop()]);
+    await Promise.all([direct, ...Object.values(proxies)].map((p) => p.stop()));
   }
   figures.push(...(await guardFigures(options.quick)));
   return figures;

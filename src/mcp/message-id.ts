@@ -36,8 +36,21 @@ function skipSpaceBack(b: Buffer, i: number): number {
   return i;
 }
 
+/** Byte by byte: the tokens are a few bytes, shorter than a call into `Buffer.compare`. */
 function startsWith(b: Buffer, i: number, token: Buffer): boolean {
-  return i + token.length <= b.length && b.compare(token, 0, token.length, i, i + token.length) === 0;
+  if (i < 0 || i + token.length > b.length) return false;
+  for (let k = 0; k < token.length; k++) if (b[i + k] !== token[k]) return false;
+  return true;
+}
+
+/** The integer in `b` from `from` to `to` (digits, a leading minus): read here, not through a string. */
+function integerAt(b: Buffer, from: number, to: number): number {
+  // past 15 digits a sum of digits may round otherwise than the parse does
+  if (to - from > 15) return Number(b.toString('latin1', from, to));
+  const negative = b[from] === Char.Minus;
+  let n = 0;
+  for (let i = negative ? from + 1 : from; i < to; i++) n = n * 10 + ((b[i] as number) - Char.Digit0);
+  return negative ? -n : n;
 }
 
 function isDigit(c: number | undefined): boolean {
@@ -79,7 +92,7 @@ function idAtStart(b: Buffer): JsonRpcId | undefined {
     if (b[i] === Char.Minus) i++;
     if (!isDigit(b[i])) return undefined;
     while (isDigit(b[i])) i++;
-    id = Number(b.toString('latin1', start, i));
+    id = integerAt(b, start, i);
   }
   i = skipSpace(b, i);
   return b[i] === Char.Comma || b[i] === Char.CloseBrace ? id : undefined;
@@ -101,12 +114,12 @@ function idAtEnd(b: Buffer): JsonRpcId | undefined {
     while (i >= 0 && isDigit(b[i])) i--;
     if (i === end - 1) return undefined;
     if (b[i] === Char.Minus) i--;
-    id = Number(b.toString('latin1', i + 1, end));
+    id = integerAt(b, i + 1, end);
   }
   i = skipSpaceBack(b, i);
   if (b[i] !== Char.Colon) return undefined;
   i = skipSpaceBack(b, i - 1);
-  if (i < ID.length - 1 || !startsWith(b, i - ID.length + 1, ID)) return undefined;
+  if (!startsWith(b, i - ID.length + 1, ID)) return undefined;
   i = skipSpaceBack(b, i - ID.length);
   // the key's opening quote follows a separator of the outer object, not a character of a string
   return b[i] === Char.Comma || b[i] === Char.OpenBrace ? id : undefined;

@@ -78,7 +78,7 @@ describe('idAtEnds', () => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
       return seed % n;
     };
-    const ids: unknown[] = [0, -1, 42, 2 ** 53 + 1, 'x', 'a"b', 'a\\b', '', 'id', '1', 'é'];
+    const ids: unknown[] = [0, -1, 42, 2 ** 53 + 1, 123456789012345, -999999999999999, Number('98765432109876543210'), 'x', 'a"b', 'a\\b', '', 'id', '1', 'é'];
     const texts = ['"id":5}', ',"id":3', 'plain', '{"id":1}', '\\', '"'];
     let read = 0;
     for (let i = 0; i < 2000; i++) {
