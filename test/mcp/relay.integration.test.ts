@@ -75,10 +75,16 @@ describe('a tool result is relayed before it is read', () => {
     const lines: string[] = [];
     /** The client takes nothing until the test says: the call's result stays unread, the call awaited. */
     const held: (() => void)[] = [];
+    /** Bytes in the client's hands (a write's bytes count in `writableLength` until it is done). */
+    let taking = 0;
     const output = new Writable({
       write(chunk: Buffer, _encoding, done) {
         lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
-        held.push(done);
+        taking += chunk.length;
+        held.push(() => {
+          taking -= chunk.length;
+          done();
+        });
       },
     });
     const proxy = startStdioProxy({ command: process.execPath, args: [BATCH_SERVER], env: process.env, guard: g, input, output, say: (l) => said.push(l) });
@@ -90,13 +96,15 @@ describe('a tool result is relayed before it is read', () => {
     await vi.waitFor(() => expect(lines.some((l) => l.includes('"id":1'))).toBe(true), { timeout: 10_000 });
     input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'file:///a' } })}\n`);
     // the second response is handed to the client's stream behind the held write (so the call is still awaited)
-    await vi.waitFor(() => expect(output.writableLength).toBeGreaterThan(0), { timeout: 10_000 });
+    await vi.waitFor(() => expect(output.writableLength).toBeGreaterThan(taking), { timeout: 10_000 });
     expect(g.waiting).toBe(true);
-    for (let i = 0; i < 20 && held.length > 0; i++) {
-      for (const done of held.splice(0)) done();
-      await nextTurn();
-    }
-    expect(lines.some((l) => l.includes('"id":2,"error"'))).toBe(true);
+    await vi.waitFor(
+      () => {
+        for (const done of held.splice(0)) done();
+        expect(lines.some((l) => l.includes('"id":2,"error"'))).toBe(true);
+      },
+      { timeout: 10_000 },
+    );
     await vi.waitFor(() => expect(g.waiting).toBe(false));
     expect(readLater).toHaveBeenCalledTimes(1); // the call's result only
     expect(statuses(g, 'stdio')).toEqual(['ok']);
