@@ -10,6 +10,7 @@ import { basename, dirname } from 'node:path';
 import { findBlobs, findHeadBlobs, headCommit, mirrorDir, readBlob, type BlobRef } from './mirror.js';
 import { bfclRun, type BfclEntry } from './formats/bfcl.js';
 import { miniCliRun, type TerminalBenchResults } from './formats/mini-swe-agent-cli.js';
+import { openHandsRun, type OpenHandsCompletionLog } from './formats/openhands.js';
 import { sweAgentRun } from './formats/swe-agent.js';
 import { liveMcpRuns, type LiveMcpTask } from './formats/livemcp.js';
 import { asTau2File, tau2Runs, type Tau2File } from './formats/tau2.js';
@@ -180,6 +181,21 @@ function readTerminalBenchMini(spec: SourceSpec, dir: string, blobs: readonly Bl
   return out;
 }
 
+/**
+ * OpenHands SWE-bench evaluations: `trajs/<instance>/<model>-<time>.json`, the completion log of
+ * the run's last model call (one per instance).
+ */
+function readOpenHands(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Read {
+  const out: Read = { runs: [], used: [] };
+  for (const { path, blob } of blobs) {
+    const id = basename(dirname(path));
+    const base = Date.parse(spec.base ?? '2025-01-01T00:00:00Z') + out.runs.length * DAY_MS;
+    out.runs.push(openHandsRun(JSON.parse(readBlob(dir, blob)) as OpenHandsCompletionLog, { id, source: spec.id, agent: spec.agent, model: spec.model ?? 'unknown', base }));
+    out.used.push({ path, blob, run: id });
+  }
+  return out;
+}
+
 const READERS: Record<SourceFormat, (spec: SourceSpec, dir: string, blobs: readonly BlobRef[]) => Read> = {
   'swe-agent': readSweAgent,
   tau2: readTau2,
@@ -188,6 +204,7 @@ const READERS: Record<SourceFormat, (spec: SourceSpec, dir: string, blobs: reado
   toolathlon: readToolathlon,
   'toolathlon-log': readToolathlonLog,
   livemcp: readLiveMcp,
+  openhands: readOpenHands,
 };
 
 export function extractSource(spec: SourceSpec): { runs: CorpusRun[]; entry: ManifestEntry } | undefined {

@@ -294,7 +294,9 @@ export class RunPseudonymizer {
       // pseudonym of an all-hex word of the other kind, and two different texts would read alike
       // a generic word with other letters keeps its a-z letters, which are all detection reads of it
       const classes = generic ? (c: string): string => (c >= 'a' && c <= 'z' ? c : classOf(c)) : broad ? broadClassOf : classOf;
-      p = this.draw(key, lower, classes, (c) => !KEEP_WORDS.has(c) && readsGeneric(c) === generic && (!broad || /[^a-f]/.test(c)));
+      // never a word the run keeps as it is (a tag name: `md` drawn as `th` would read as `<th>`'s word)
+      const kept = (c: string): boolean => KEEP_WORDS.has(c) || (this.options.markupNames?.has(c) ?? false);
+      p = this.draw(key, lower, classes, (c) => !kept(c) && readsGeneric(c) === generic && (!broad || /[^a-f]/.test(c)));
       this.tokens.set(key, p);
     }
     return applyCase(t, p);

@@ -4,7 +4,7 @@
  * `npm run corpus:build` pseudonymizes them into `test/fixtures/real/`.
  */
 
-export type SourceFormat = 'swe-agent' | 'tau2' | 'toolathlon' | 'toolathlon-log' | 'livemcp' | 'bfcl' | 'terminal-bench-mini';
+export type SourceFormat = 'swe-agent' | 'tau2' | 'toolathlon' | 'toolathlon-log' | 'livemcp' | 'bfcl' | 'terminal-bench-mini' | 'openhands';
 
 export interface SourceSpec {
   /** Corpus id: file names, table rows, label files. */
@@ -215,6 +215,22 @@ export const SOURCES: readonly SourceSpec[] = [
     paths: /^(?:web\/leaderboard\/public\/submissions\/(?!toolorchestra_|claude-sonnet-4-5_|adaptive-agent_ironshell-ui_)[^/]+\/trajectories\/[^/]+\.json|data\/simulations\/2025-08-10T02:44:06\.496849_telecom_llm_agent_gpt-4o_user_simulator_gpt-4o\.json)$/,
     agent: 'tau2-agent',
     agentFromFile: true,
+    heldOut: true,
+  },
+  {
+    id: 'openhands-claude35',
+    title: 'OpenHands CodeActAgent (MopenHands, execute_bash with exit codes, str_replace_editor) + Claude 3.5 Sonnet (Oct) on SWE-bench Verified, 50-iteration limit (runs that reached it included)',
+    repo: 'gsmoon97/swe-agent-eval',
+    licence: 'none stated in the redistributing repository; the runs are the Multi-SWE-bench team\'s evaluation 20250329_OpenHands_Claude-3.5-Sonnet(Oct) of SWE-bench Verified (multi-swe-bench/experiments), published for inspection',
+    origin: 'multi-swe-bench/experiments evaluation/python/verified/20250329_OpenHands_Claude-3.5-Sonnet(Oct) (trajs: the completion log of each run\'s last model call)',
+    format: 'openhands',
+    paths: /^evaluation\/python\/verified\/20250329_OpenHands_Claude-3\.5-Sonnet\(Oct\)\/trajs\/[^/]+\/[^/]+\.json$/,
+    agent: 'openhands-codeact',
+    model: 'Claude-3.5-Sonnet(Oct)',
+    base: '2025-03-29T00:00:00Z',
+    // 211 of the 500 runs reached the iteration limit: too many to keep all, so the sample is the
+    // first runs by hash of all 500, limits hit among them as they come
+    sample: { always: /(?!)/, others: 52 },
     heldOut: true,
   },
 ];

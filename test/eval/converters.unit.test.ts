@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { liveMcpRuns, pythonTextContent, type LiveMcpTask } from '../../scripts/corpus/formats/livemcp.js';
 import { bfclRun } from '../../scripts/corpus/formats/bfcl.js';
 import { miniCliRun } from '../../scripts/corpus/formats/mini-swe-agent-cli.js';
+import { openHandsRun } from '../../scripts/corpus/formats/openhands.js';
 import { parsePythonCall } from '../../scripts/corpus/formats/python-call.js';
 import { sweAgentRun } from '../../scripts/corpus/formats/swe-agent.js';
 import { asTau2File, tau2Runs, type Tau2File } from '../../scripts/corpus/formats/tau2.js';
@@ -383,6 +384,52 @@ describe('the mini-swe-agent terminal recording converter', () => {
     const timedOut = miniCliRun(cut, { task_id: 'demo', failure_mode: 'agent_timeout' }, { id: 'demo/run-2', source: 'test', agent: 'mini-swe-agent', model: 'm' });
     expect(callsOf(timedOut).map((c) => [c.result, c.error])).toEqual([[undefined, undefined]]);
     expect(timedOut).toMatchObject({ outcome: 'agent_timeout', model: 'm' });
+  });
+});
+
+describe('the OpenHands completion-log converter', () => {
+  const call = (id: string, name: string, args: Record<string, unknown>): Record<string, unknown> => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
+  const bash = (command: string): Record<string, unknown> => ({ command });
+  const log = {
+    fncall_messages: [
+      { role: 'system', content: 'You are an agent.' },
+      { role: 'user', content: [{ type: 'text', text: 'Fix the failing test.' }] },
+      { role: 'assistant', content: 'run it', tool_calls: [call('t1', 'execute_bash', bash('pytest -q'))] },
+      { role: 'tool', tool_call_id: 't1', name: 'execute_bash', content: '2 failed\n[Command finished with exit code 1]\n[The command completed with exit code 1.]' },
+      { role: 'assistant', content: '', tool_calls: [call('t2', 'str_replace_editor', { command: 'str_replace', path: '/w/a.py', old_str: 'x', new_str: 'y' })] },
+      { role: 'tool', tool_call_id: 't2', name: 'str_replace_editor', content: 'ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in /w/a.py.' },
+      { role: 'assistant', content: '', tool_calls: [call('t3', 'execute_bash', bash('python -m http.server'))] },
+      { role: 'tool', tool_call_id: 't3', name: 'execute_bash', content: 'Serving HTTP\n[The command has no new output after 30 seconds. You may wait longer to see additional output by sending empty command \'\', send other commands to interact with the current process, or send keys to interrupt/kill the command.]' },
+      { role: 'assistant', content: '', tool_calls: [call('t4', 'execute_bash', bash('ls'))] },
+      { role: 'tool', tool_call_id: 't4', name: 'execute_bash', content: '[Your command "ls" is NOT executed. The previous command is still running - You CANNOT send new commands until the previous command is completed.]' },
+      { role: 'user', content: 'Please continue working on the task.' },
+      { role: 'assistant', content: '', tool_calls: [call('t5', 'execute_bash', bash('pytest -q'))] },
+      { role: 'tool', tool_call_id: 't5', name: 'execute_bash', content: '5 passed\n[The command completed with exit code 0.]' },
+    ],
+    fncall_response: { choices: [{ message: { role: 'assistant', content: 'done', tool_calls: [call('t6', 'finish', {})] } }] },
+  };
+  const run = openHandsRun(log, { id: 'demo__demo-1', source: 'test', agent: 'openhands-codeact', model: 'm', base: Date.parse('2025-03-29T00:00:00Z') });
+
+  it('reads the conversation of the last call, its last action unanswered, exit codes, editor errors and a command still running', () => {
+    const calls = callsOf(run);
+    expect(calls.map((c) => c.name)).toEqual(['execute_bash', 'str_replace_editor', 'execute_bash', 'execute_bash', 'execute_bash', 'finish']);
+    expect([calls[0]?.errorType, calls[1]?.errorType, calls[3]?.errorType]).toEqual([null, null, null]);
+    expect(calls[0]?.error).toContain('2 failed');
+    expect(calls[2]?.result).toContain('Serving HTTP');
+    expect(calls[4]?.result).toContain('5 passed');
+    expect(calls[5]).not.toHaveProperty('result');
+    expect(run.turns.filter((t) => t.kind === 'user').map((t) => t.text)).toEqual(['Fix the failing test.', 'Please continue working on the task.']);
+    expect(run).toMatchObject({ id: 'demo__demo-1', outcome: 'finish', recordedTimes: false });
+  });
+
+  it('names a run whose last action is not finish as stopped at the iteration limit, and writes a non-zero exit as a span error without a class', () => {
+    const cut = openHandsRun({ ...log, fncall_response: { choices: [{ message: { role: 'assistant', content: '', tool_calls: [call('t6', 'execute_bash', bash('pytest -q'))] } }] } }, { id: 'x', source: 'test', agent: 'a', model: 'm', base: 0 });
+    expect(cut.outcome).toBe('max_iterations');
+    const spans = decodeTracesData(runToOtlp(run));
+    const bashSpans = spans.filter((s) => s.attributes['gen_ai.tool.name'] === 'execute_bash');
+    expect(bashSpans.map((s) => s.attributes['error.type'])).toEqual([undefined, undefined, undefined, undefined]);
+    const [evalRun] = runsOf('test', spans);
+    expect(evalRun?.calls.map((c) => c.failed)).toEqual([true, true, false, true, false, false]);
   });
 });
 

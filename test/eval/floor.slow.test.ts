@@ -32,6 +32,7 @@ const TEST_SPLIT_BREAKS = [
   'toolathlon-3 [test] -: fewer loops stopped than the best anchor',
   'tau2-leaderboard [test] -: fewer loops stopped than the best anchor',
   'tau2-leaderboard [test] gpt-oss-120b/langchain_agent_airline_2025-11-26_00-37-06/5/0: loop not caught',
+  'openhands-claude35 [test] django__django-12754: honest run stopped',
 ];
 /**
  * Where the dev split of a source added after session 4's rule work breaks the floor at its first
@@ -41,15 +42,19 @@ const TEST_SPLIT_BREAKS = [
 const DEV_FIRST_LOOK_BREAKS = [
   'toolathlon-3 [dev] deepseek-v3.2-exp/academic-warning: loop not caught',
   'tau2-leaderboard [dev] -: fewer loops stopped than the best anchor',
+  'openhands-claude35 [dev] matplotlib__matplotlib-24026: honest run stopped',
+  'openhands-claude35 [dev] sympy__sympy-14711: honest run stopped',
+  'openhands-claude35 [dev] sympy__sympy-15875: honest run stopped',
 ];
 
 /**
- * Sources drawn fresh in session 4 whose dev split warns more than 3 % of its honest runs at first
- * look (FINDINGS.md, "First look at the fresh draw (session 4)"), with that first-look count:
+ * Sources drawn fresh in sessions 4 and 5 whose dev split warns more than 3 % of its honest runs at
+ * first look (FINDINGS.md, "First look at the fresh draw (session 4)", "First look at the session-5
+ * draw"), with that first-look count:
  * listed, not hidden, so that the floor holds everywhere else and a rule change that lowers it
  * shows here. Issue 27 is done when this is empty.
  */
-const FIRST_LOOK_WARNED_ABOVE_3_PERCENT: Readonly<Record<string, number>> = { 'toolathlon-early': 2 };
+const FIRST_LOOK_WARNED_ABOVE_3_PERCENT: Readonly<Record<string, number>> = { 'toolathlon-early': 2, 'openhands-claude35': 7 };
 const synthetic = evaluateCorpus(loadSyntheticCorpus());
 
 describe('the corpus', () => {

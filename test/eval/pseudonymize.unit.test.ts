@@ -34,6 +34,17 @@ describe('pseudonyms', () => {
     expect(new Set(short.map((w) => p.text(w))).size).toBe(short.length);
   });
 
+  it('no pseudonym is a word the run keeps as it is: a markup tag name stays the word of its tag alone', () => {
+    // an OpenHands run quoting `<th>` and naming `.md` files: `md` drawn as `th` made two words one
+    const tags = new Set(['th', 'tr', 'td', 'ul', 'li', 'em', 'dl', 'dt', 'tt', 'kbd', 'pre', 'html']);
+    const p = new RunPseudonymizer({ key, runId: 'run-1', from: T0, to: T0 + 3_600_000, markupNames: tags });
+    const letters = 'ghijklmnopqrstuvwxyz';
+    const words = [...letters].flatMap((a) => [...letters].map((b) => `${a}${b}`)).filter((w) => !tags.has(w)).slice(0, 300);
+    const pseudonyms = words.map((w) => p.text(w).toLowerCase());
+    expect(pseudonyms.filter((w) => tags.has(w))).toEqual([]);
+    expect(p.text('th <th>')).toBe('th <th>');
+  });
+
   it('words of the two kinds never share one: all-hex words and short words with other letters', () => {
     // with this run's key stream two pairs met, before broad words were kept off all-hex pseudonyms
     const p = pseudonymizer('r');
