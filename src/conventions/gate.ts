@@ -1,10 +1,13 @@
 import type { ConventionAdapter, SpanView } from './types.js';
+import { MODEL_USAGE_KEYS } from './usage.js';
 
 /** A key some gate looks at: the adapters interested in it whatever its value, and by value. */
 interface KeyEntry {
   any: number;
   /** Adapters that may read user messages from a span with the key (see `userMessageMask`). */
   said: number;
+  /** A token count may be read from it (`MODEL_USAGE_KEYS`). */
+  usage: boolean;
   /** Values that interest some adapter, beside their adapters (parallel arrays, short). */
   readonly values: unknown[];
   readonly valueMasks: number[];
@@ -14,7 +17,8 @@ interface KeyEntry {
  * The union of the gates of a list of adapters, read from their declarations. `test` answers with
  * a bit mask of the adapters whose gate the span passes (bit i for adapter i), so that only those
  * are asked: an adapter whose gate a span fails would answer "not mine, no names" anyway. The
- * same pass finds the adapters that may read user messages from the span (`userMessageMask`).
+ * same pass finds the adapters that may read user messages from the span (`userMessageMask`), and
+ * whether it carries a key a token count is read from (`usageSeen`).
  */
 export class SpanGate {
   private readonly keys = new Map<string, KeyEntry>();
@@ -32,12 +36,17 @@ export class SpanGate {
    * adapters whose keys it carries.
    */
   userMessageMask = 0;
+  /**
+   * The span `test` looked at last carries a key a model call's token count is read from: without
+   * one it reports no usage, and is not read for it (found in the same pass).
+   */
+  usageSeen = false;
 
   constructor(private readonly adapters: readonly ConventionAdapter[]) {
     const entry = (k: string): KeyEntry => {
       let e = this.keys.get(k);
       if (!e) {
-        e = { any: 0, said: 0, values: [], valueMasks: [] };
+        e = { any: 0, said: 0, usage: false, values: [], valueMasks: [] };
         this.keys.set(k, e);
       }
       return e;
@@ -68,6 +77,7 @@ export class SpanGate {
     });
     this.alwaysSaid = alwaysSaid;
     this.eventsSaid = eventsSaid;
+    for (const k of MODEL_USAGE_KEYS) entry(k).usage = true;
   }
 
   /**
@@ -79,13 +89,16 @@ export class SpanGate {
     const attrs = span.attributes;
     let mask = 0;
     let said = this.alwaysSaid;
+    let usage = false;
     for (const k in attrs) {
       const e = this.keys.get(k);
       if (e === undefined) continue;
       mask |= e.any;
       said |= e.said;
+      usage ||= e.usage;
       if (e.values.length > 0) mask |= valueMaskOf(e, attrs[k]);
     }
+    this.usageSeen = usage;
     if (this.eventsSaid !== 0 && span.events !== undefined && span.events.length > 0) said |= this.eventsSaid;
     this.userMessageMask = said;
     const name = span.name;

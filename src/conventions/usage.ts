@@ -33,6 +33,25 @@ import {
 } from './openinference.js';
 import type { SpanView } from './types.js';
 
+/**
+ * Every key a token count is read from, in every convention: a span that carries none of them
+ * reports no usage (`ModelUsageReading.read` is false), so the span gate notes them in its pass
+ * over the span's keys (`SpanGate.usageSeen`) and the spans without one are not read.
+ */
+export const MODEL_USAGE_KEYS: readonly string[] = [
+  ATTR_AI_USAGE_INPUT_TOKENS,
+  ATTR_AI_USAGE_PROMPT_TOKENS,
+  ATTR_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_AI_USAGE_COMPLETION_TOKENS,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_PROMPT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_COMPLETION_TOKENS,
+  ATTR_LLM_TOKEN_COUNT_PROMPT,
+  ATTR_LLM_TOKEN_COUNT_COMPLETION,
+  ATTR_LANGFUSE_OBSERVATION_USAGE_DETAILS,
+];
+
 /** What one model call (an LLM inference span) says it spent. */
 export interface ModelUsage {
   /** Input (prompt) tokens, the ones read from a prompt cache included. */

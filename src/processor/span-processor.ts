@@ -242,7 +242,7 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
    * before the calls the model asks for next.
    */
   private otherSpanEnded(span: ReadableToolSpan, state: TraceState): void {
-    this.spend.spanEnded(span, state);
+    if (this.spans.mayReportUsage(span)) this.spend.spanEnded(span, state);
     const said = this.spans.userMessages(span);
     if (said === undefined) return;
     for (const text of said) {

@@ -61,9 +61,13 @@ export class ToolSpans {
   private parentsAtStart: WeakMap<ReadableToolSpan, Context> | undefined;
   /** Told once: a tool span with no parent (see `ended`). */
   private parentlessSaid = false;
-  /** The span `read` looked at last, and the adapters that may read user messages from it (`SpanGate.userMessageMask`). */
+  /**
+   * The span `read` looked at last, the adapters that may read user messages from it
+   * (`SpanGate.userMessageMask`), and whether it carries a token count's key (`SpanGate.usageSeen`).
+   */
   private readSpan: ReadableToolSpan | undefined;
   private readSaid = 0;
+  private readUsage = false;
 
   constructor(
     private readonly traces: TraceStore<TraceState>,
@@ -92,6 +96,11 @@ export class ToolSpans {
     return this.readSaid === 0 ? undefined : readUserMessages(gate.adaptersOf(this.readSaid), span);
   }
 
+  /** Whether the span may report a model call's usage: after `read` looked at it, only when it carries a key a token count is read from. */
+  mayReportUsage(span: ReadableToolSpan): boolean {
+    return this.gate === undefined || span !== this.readSpan || this.readUsage;
+  }
+
   /** What the adapters say about the span now; undefined when none can claim or name it (most spans). */
   read(span: ReadableToolSpan): SpanReading | undefined {
     const gate = this.gate;
@@ -99,6 +108,7 @@ export class ToolSpans {
     const mask = gate.test(span);
     this.readSpan = span;
     this.readSaid = gate.userMessageMask;
+    this.readUsage = gate.usageSeen;
     return mask === 0 ? undefined : new SpanReading(span, gate.adaptersOf(mask));
   }
 

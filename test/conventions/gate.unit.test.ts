@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { customAdapter, defaultAdapters, gateOf } from '../../src/conventions/index.js';
 import type { ConventionAdapter, SpanView } from '../../src/conventions/types.js';
+import { MODEL_USAGE_KEYS, readModelUsage } from '../../src/conventions/usage.js';
 
 const inHouse = customAdapter({
   toolSpan: { attribute: 'acme.kind', equals: 'tool' },
@@ -142,5 +143,33 @@ describe('span gate', () => {
     // ordinary spans ask no adapter
     gate?.test({ name: 'chat gpt-4.1-mini', attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': 1200 }, events: [] });
     expect(gate?.userMessageMask).toBe(0);
+  });
+
+  it('says a span carries no usage key only when no convention reads a token count from it', () => {
+    const discriminators: ReadonlyArray<readonly [string, unknown]> = [
+      ['ai.operationId', 'ai.generateText.doGenerate'],
+      ['openinference.span.kind', 'LLM'],
+      ['langsmith.span.kind', 'llm'],
+      ['langfuse.observation.type', 'generation'],
+      ['gen_ai.operation.name', 'chat'],
+      ['ai.usage.cachedInputTokens', 10],
+      ['gen_ai.usage.cache_read.input_tokens', 10],
+      ['llm.token_count.prompt_details.cache_read', 10],
+    ];
+    const counts = [...MODEL_USAGE_KEYS.map((k) => [k, 12] as const), ['langfuse.observation.usage_details', '{"input":3,"output":4}'] as const];
+    const span: fc.Arbitrary<SpanView> = fc.record({
+      name: fc.constantFrom('chat gpt-4.1', 'ai.generateText.doGenerate', 'POST'),
+      attributes: fc
+        .tuple(fc.subarray([...discriminators]), fc.subarray(counts, { maxLength: 2 }), fc.dictionary(fc.constantFrom(...keys), fc.constantFrom(...values), { maxKeys: 3 }))
+        .map(([d, c, rest]) => ({ ...rest, ...Object.fromEntries(d), ...Object.fromEntries(c) })),
+    });
+    fc.assert(
+      fc.property(span, (s) => {
+        gate?.test(s);
+        if (readModelUsage(s) !== undefined) expect(gate?.usageSeen, JSON.stringify(s)).toBe(true);
+        if (!Object.keys(s.attributes).some((k) => MODEL_USAGE_KEYS.includes(k))) expect(gate?.usageSeen).toBe(false);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
