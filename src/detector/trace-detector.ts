@@ -7,6 +7,7 @@ import {
 } from './history.js';
 import type { ToolPolicies, ToolPolicy } from './policy.js';
 import { CYCLE_RULE, RESENT_BATCH_RULE, type AnyRule } from './rules.js';
+import type { Thresholds } from './thresholds.js';
 import type { LoopDetection, LoopLevel, RecordedCall, ToolCall, ToolOutcome } from './types.js';
 
 const MAX_EMITTED = 512;
@@ -418,13 +419,17 @@ export class TraceDetector {
     }
   }
 
+  /** A step rule's thresholds before evidence raises them: a poller's when every call of the steps polls. */
+  private stepThresholds(rule: AnyRule, allPollers: boolean): Thresholds {
+    return (allPollers ? this.engine.policies.pollerThresholds : this.engine.config.thresholds)[rule.thresholdKey];
+  }
+
   /** The step just closed, a batch of several calls that all failed, sent again whole and failing as before. */
   private resentFinding(step: PendingStep): Finding | undefined {
     const resent = this.cycles.resent();
     if (!resent) return undefined;
     const evidence = EVIDENCE_BY_RANK[step.rank] ?? 'name';
-    const base = (step.allPollers ? this.engine.policies.pollerThresholds : this.engine.config.thresholds)[RESENT_BATCH_RULE.thresholdKey];
-    const thresholds = degrade(base, evidence, this.engine.config);
+    const thresholds = degrade(this.stepThresholds(RESENT_BATCH_RULE, step.allPollers), evidence, this.engine.config);
     if (resent.laps < Math.min(thresholds.warning, thresholds.critical)) return undefined;
     return {
       rule: RESENT_BATCH_RULE,
@@ -441,13 +446,7 @@ export class TraceDetector {
   private cycleFinding(c: CycleFinding): Finding | undefined {
     const evidence = EVIDENCE_BY_RANK[c.evidenceRank] ?? 'name';
     const config = this.engine.config;
-    const base = (c.allPollers ? this.engine.policies.pollerThresholds : config.thresholds)[CYCLE_RULE.thresholdKey];
-    const thresholds =
-      evidence === 'arguments+result'
-        ? base
-        : evidence === 'name'
-          ? { warning: base.warning + 2, critical: Number.POSITIVE_INFINITY }
-          : { warning: base.warning + 1, critical: base.critical + 2 };
+    const thresholds = degrade(this.stepThresholds(CYCLE_RULE, c.allPollers), evidence, config, true);
     // Laps spaced far apart in time (round-robin polling) weigh less, as spaced repeats do.
     const value = c.minIdle >= config.spacing.idleMs ? 1 + (c.laps - 1) * config.spacing.weight : c.laps;
     if (value < Math.min(thresholds.warning, thresholds.critical)) return undefined;
