@@ -5,6 +5,7 @@ import { pack, seedA, seedB, type Hash } from './hash.js';
 import { Cap, Note, Tag, L_CYCLE, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, L_VOLATILE } from './tags.js';
 import { hasWordUnit, isSpace, ResultText } from './result-text.js';
 import { WordingSketch } from './wording.js';
+import { forEachOperand } from './command-line.js';
 import { UnitBuffers, type Units } from './units.js';
 import {
   isNowTimestampNumber,
@@ -71,7 +72,8 @@ export interface Fingerprint {
    * Arguments only: the hash of the call's targets, the values that name what it acts on (an id,
    * a path, a URL, a record key, a number: a string without whitespace, or a number), in any
    * order; undefined when it has none. Wording (text with spaces: a query, a message, a command)
-   * is not a target. A result's identity includes its call's targets (`buildToolCall`): a
+   * is not a target, but the operands of a top-level command line are (its paths, URLs and
+   * files: `command-line.ts`). A result's identity includes its call's targets (`buildToolCall`): a
    * successful write to another record is other work, whatever the confirmation says.
    */
   readonly targets: Hash | undefined;
@@ -93,6 +95,9 @@ const ACTION_TAG = 0x7b;
 const ACTION_KEYS = volatileKeyMatcher(
   new Set(['tool', 'toolname', 'action', 'actionname', 'server', 'servername', 'method', 'operation', 'op', 'function', 'functionname', 'command', 'endpoint'].map(normalizeKey)),
 );
+
+/** Top-level argument names whose text is a command line: its operands are targets (`command-line.ts`). */
+const COMMAND_KEYS = volatileKeyMatcher(new Set(['command', 'cmd', 'commandline'].map(normalizeKey)));
 
 /**
  * Walks one value. Every method leaves the node's hash in `ha`/`hb` (see `lanes.ts`); the
@@ -127,6 +132,15 @@ export class Walker implements LanePair {
   readonly action = new HashSum();
   /** The last string leaf of the arguments was a target (a value without whitespace). */
   private lastStringTarget = false;
+  /** The next string leaf is the value of a top-level command line (`COMMAND_KEYS`). */
+  private commandLine = false;
+  /** The units of the command line being read, for `addOperand`. */
+  private operandUnits: Units | undefined;
+  /** Adds the operand in `operandUnits[from, to)` to the targets (`forEachOperand`'s visitor, made once). */
+  private readonly addOperand = (from: number, to: number): void => {
+    text(this, Tag.String, this.operandUnits as Units, from, to);
+    this.targets.add(this.ha, this.hb);
+  };
 
   /** Drops references to the caller's objects (after an exception the path may still hold some). */
   release(): void {
@@ -142,6 +156,7 @@ export class Walker implements LanePair {
     this.notes = 0;
     this.level = 0;
     this.control = false;
+    this.commandLine = false;
     this.targets.clear();
     this.action.clear();
     this.wording.clear();
@@ -215,6 +230,7 @@ export class Walker implements LanePair {
   isActionKey(units: Units, s: string, start: number, end: number, ka: number, kb: number, depth: number): boolean {
     if (depth !== 0 || !this.arguments) return false;
     this.lastStringTarget = false;
+    this.commandLine = COMMAND_KEYS.has(units.u16, s, start, end, ka, kb);
     return ACTION_KEYS.has(units.u16, s, start, end, ka, kb);
   }
 
@@ -233,6 +249,8 @@ export class Walker implements LanePair {
    */
   stringLeaf(units: Units, raw: string, from: number, to: number, depth: number): void {
     const u = units.u16;
+    const commandLine = this.commandLine;
+    this.commandLine = false;
     let start = from;
     let end = to;
     let c = 0;
@@ -270,10 +288,24 @@ export class Walker implements LanePair {
       const spaced = firstSpace(u, start, end) < end;
       this.lastStringTarget = !spaced && end > start && end - start <= MAX_TARGET_LENGTH;
       if (this.lastStringTarget) this.targets.add(this.ha, this.hb);
-      else if (spaced) this.wording.addText(u, start, end);
+      else if (spaced) {
+        this.wording.addText(u, start, end);
+        if (commandLine) this.commandOperands(units, start, end);
+      }
       return;
     }
     this.resultText(units, raw, start, end);
+  }
+
+  /** The operands of the command line in `units[start, end)` join the targets; the leaf's own hash is kept. */
+  private commandOperands(units: Units, start: number, end: number): void {
+    const ha = this.ha;
+    const hb = this.hb;
+    this.operandUnits = units;
+    forEachOperand(units.u16, start, end, this.addOperand);
+    this.operandUnits = undefined;
+    this.ha = ha;
+    this.hb = hb;
   }
 
   /**

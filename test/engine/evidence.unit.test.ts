@@ -89,6 +89,32 @@ describe('a target is not noise', () => {
   });
 });
 
+describe("a command line's operands are its targets (toolathlon-early git-milestone, Curriculum-Ta)", () => {
+  const shell = (command: string, text: string): Step => ({ tool: 'terminal-run_command', args: { command }, result: [{ type: 'text', text, annotations: null }] });
+  const notFound = '{"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}';
+
+  it('curl to six different repository ids, each answering the same Not Found, is a probe of six targets', () => {
+    const run = runAgent([999, 1001, 1002, 1010, 1100, 10000].map((id) => shell(`curl -s https://api.github.com/repositories/${id}`, notFound)));
+    expect(rules(run)).toEqual([]);
+  });
+
+  it('thirty moves of thirty files, each answered alike, are thirty writes', () => {
+    const run = runAgent(times(30, (i) => shell(`mv "student${i}_os_hw3.c" "student${i}-cs-${2021302000 + i}-OS-HW3.c"`, '\nCommand completed with return code: 0')));
+    expect(rules(run)).toEqual([]);
+  });
+
+  it('the same curl of one repository, the same answer, is still stopped at the 5th', () => {
+    const run = runAgent(times(6, () => shell('curl -s https://api.github.com/repositories/1000', notFound)));
+    expect(run.first('critical')).toBe(5);
+  });
+
+  it('one command reworded (its options) on the same operands, the same answer each time, is still warned', () => {
+    const options = ['-rn', '-rin', '-rnw', '-rnI', '-rnH', '-rniw'];
+    const run = runAgent(options.map((o) => shell(`grep ${o} "connection timeout" /var/log/app/server.log`, 'grep: no match for connection timeout')));
+    expect(run.detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([['same_result', 'warning', 5]]);
+  });
+});
+
 describe('a rewording is not new content', () => {
   const facts = [
     'Michael is 35, lives in Seattle and works as a freelance graphic designer who likes sleek tools.',

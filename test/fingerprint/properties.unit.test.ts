@@ -108,6 +108,24 @@ describe('fingerprint properties', () => {
     expect(fingerprint({ id: 'blk_1' }, RESULT).targets).toBeUndefined();
   });
 
+  it("take the operands of a top-level command line (paths, URLs, files) as targets, not its options or words", () => {
+    const targets = (v: unknown): number | undefined => fingerprint(v, ARGS).targets;
+    const curl = targets({ command: 'curl -s https://api.github.com/repositories/1001' });
+    expect(curl).toBeDefined();
+    // another repository: another target; the same one with other options or spacing: the same
+    expect(targets({ command: 'curl -s https://api.github.com/repositories/1002' })).not.toBe(curl);
+    expect(targets('{"command":"curl  -sL   https://api.github.com/repositories/1001"}')).toBe(curl);
+    // quoted file names, spaces inside quotes included, and escapes in JSON text
+    const mv = targets({ command: 'mv "my notes.c" "hw3/my notes.c"' });
+    expect(targets('{"command":"mv \\"my notes.c\\" \\"hw3/my notes.c\\""}')).toBe(mv);
+    expect(targets({ command: 'mv "other notes.c" "hw3/other notes.c"' })).not.toBe(mv);
+    expect(targets({ command: 'mv   "my notes.c"  "hw3/my notes.c" ' })).toBe(mv);
+    // a command line whose words name no path, URL or file has no targets; nor has wording under another name, nor a nested command
+    expect(targets({ command: 'git status --short' })).toBeUndefined();
+    expect(targets({ query: 'curl -s https://api.github.com/repositories/1001' })).toBeUndefined();
+    expect(targets({ params: { command: 'cat a.txt b.txt' } })).toBeUndefined();
+  });
+
   it("find a generic tool's action in its top-level members, whatever the form; wording and nested members are no action", () => {
     const action = (v: unknown): number | undefined => fingerprint(v, ARGS).action;
     const a = action({ server_name: 'github', tool_name: 'create_issue', params: { title: 'x y' } });
