@@ -22,6 +22,7 @@ export const enum Char {
   Colon = 0x3a,
   Semicolon = 0x3b,
   LessThan = 0x3c,
+  Equals = 0x3d,
   GreaterThan = 0x3e,
   UpperA = 0x41,
   UpperE = 0x45,

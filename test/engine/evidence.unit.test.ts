@@ -115,6 +115,24 @@ describe("a command line's operands are its targets (toolathlon-early git-milest
   });
 });
 
+describe("a call's own execution figures are noise (toolathlon-3 academic-warning)", () => {
+  const query = 'SELECT student_id, name, score_drop FROM drops WHERE drop_percentage > 25 ORDER BY drop_percentage DESC';
+  const answer = (bytes: number, ms: number, rows = 30): string =>
+    `Query executed successfully.\nTotal rows: ${rows}, Returned: ${rows}\nBytes processed: ${bytes}, Execution time: ${ms}ms\n\nSample results (first 5 rows):\nRow 1: {'student_id': 'S060', 'score_drop': 23.8}`;
+  const run = (bytes: readonly number[], rows: readonly number[] = bytes.map(() => 30)) =>
+    runAgent(bytes.map((b, i) => ({ tool: 'bigquery_run_query', args: { query }, result: { type: 'text', text: answer(b, 500 + i * 7, rows[i]) } })));
+
+  it('the same query answered with the same rows, first read and then from the cache (Bytes processed 32480, then 0), is the same answer: stopped at the 5th', () => {
+    const r = run([32480, 0, 0, 0, 0, 0]);
+    expect(rules(r).slice(0, 1)).toEqual(['3:identical_calls:warning']);
+    expect(r.first('critical')).toBe(5);
+  });
+
+  it('the same query whose rows changed is progress, whatever the figures', () => {
+    expect(rules(run([32480, 0, 0, 0, 0, 0], [30, 31, 32, 33, 34, 35]))).toEqual([]);
+  });
+});
+
 describe('a rewording is not new content', () => {
   const facts = [
     'Michael is 35, lives in Seattle and works as a freelance graphic designer who likes sleek tools.',

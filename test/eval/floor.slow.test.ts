@@ -34,22 +34,21 @@ const TEST_SPLIT_BREAKS = [
   'tau2-leaderboard [test] gpt-oss-120b/langchain_agent_airline_2025-11-26_00-37-06/5/0: loop not caught',
 ];
 /**
- * Where the dev split of a source added after session 4's rule work breaks the floor at its first
- * look (FINDINGS.md, "First look at toolathlon-3", "First look at the session-5 draw"): listed,
- * not hidden, for the engine's next rule work to empty.
+/**
+ * Where the dev split of a source added after the last rule work breaks the floor at its first
+ * look (FINDINGS.md, "First look at the session-5 draw"): listed, not hidden, for the engine's
+ * next rule work to empty. Session 5's rule work removed `toolathlon-3` `academic-warning`
+ * (FINDINGS.md "Session 5").
  */
-const DEV_FIRST_LOOK_BREAKS = [
-  'toolathlon-3 [dev] deepseek-v3.2-exp/academic-warning: loop not caught',
-  'tau2-leaderboard [dev] -: fewer loops stopped than the best anchor',
-];
+const DEV_FIRST_LOOK_BREAKS = ['tau2-leaderboard [dev] -: fewer loops stopped than the best anchor'];
 
 /**
- * Sources drawn fresh in session 4 whose dev split warns more than 3 % of its honest runs at first
- * look (FINDINGS.md, "First look at the fresh draw (session 4)"), with that first-look count:
- * listed, not hidden, so that the floor holds everywhere else and a rule change that lowers it
- * shows here. Issue 27 is done when this is empty.
+ * Sources drawn fresh whose dev split warns more than 3 % of its honest runs at first look, with
+ * that first-look count: listed, not hidden, so that the floor holds everywhere else and a rule
+ * change that lowers it shows here. Issue 27 is done when this is empty; session 5 emptied it
+ * (`toolathlon-early` 2 → 0, FINDINGS.md "Session 5").
  */
-const FIRST_LOOK_WARNED_ABOVE_3_PERCENT: Readonly<Record<string, number>> = { 'toolathlon-early': 2 };
+const FIRST_LOOK_WARNED_ABOVE_3_PERCENT: Readonly<Record<string, number>> = {};
 const synthetic = evaluateCorpus(loadSyntheticCorpus());
 
 describe('the corpus', () => {
@@ -110,7 +109,7 @@ describe('the floor', () => {
     }
   });
 
-  it('warns no more honest dev runs than after session 4 (3 of 990: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, tbench-mini-claude4 blind-maze-explorer-algorithm), plus the first-look warnings listed above', () => {
+  it('warns no more honest dev runs than after session 5 (3 of 1 100: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, tbench-mini-claude4 blind-maze-explorer-algorithm), plus the first-look warnings listed above', () => {
     const warned = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.honestWarned, 0);
     const listed = Object.values(FIRST_LOOK_WARNED_ABOVE_3_PERCENT).reduce((a, b) => a + b, 0);
     expect(warned).toBeLessThanOrEqual(3 + listed);

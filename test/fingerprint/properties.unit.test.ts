@@ -215,7 +215,8 @@ describe('fingerprint properties', () => {
 
   it('never skip the volatile-value pattern where it would match (the cheap pre-check is sound)', () => {
     const bits = ['a', 'B', 'F', 'Z', 'x', '9', '5', '0', '1', ' ', '\t', '-', '_', ':', '.', 'ms', 's', 'sec', 'seconds', 'µs', 'pi', 'd', 'pid=', 'deadbeef', '12:30:45',
-      '2026-11-21T10:00:00Z', '550e8400-e29b-41d4-a716-446655440000', 'msg_01HXYZ8K2P3QRS', '01ARZ3NDEKTSV4RRFFQ69G5FAV', '1795240204296'];
+      '2026-11-21T10:00:00Z', '550e8400-e29b-41d4-a716-446655440000', 'msg_01HXYZ8K2P3QRS', '01ARZ3NDEKTSV4RRFFQ69G5FAV', '1795240204296',
+      'Bytes processed', 'bytes_billed', 'Slot', 'ms', 'elapsed', 'Took', 'time', '=', '"', "'", ': ', 'KB', 'bytes'];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...bits), { maxLength: 24 }), (parts) => {
         const s = parts.join('');
