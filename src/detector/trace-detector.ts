@@ -88,7 +88,7 @@ interface PendingStep {
   readonly tool: Hash;
   rank: number;
   allPollers: boolean;
-  /** Every call of the step failed. */
+  /** Every call of the step failed, or answered that it failed (`saysError`). */
   allFailed: boolean;
   start: number;
   end: number;
@@ -386,7 +386,8 @@ export class TraceDetector {
     }
     step.rank = Math.min(step.rank, evidenceRank(flags));
     step.allPollers &&= poller;
-    step.allFailed &&= (flags & OK) === 0;
+    // A result that says error (`{"error": "Key name must be unique"}`) is a refusal as much as a failure is.
+    step.allFailed &&= (flags & OK) === 0 || (call.outcome.ok && call.outcome.saysError === true);
     step.start = Math.min(step.start, call.startTime);
     step.end = Math.max(step.end, call.endTime);
     // A step is a set: the same call twice in one parallel batch is one call.
@@ -424,7 +425,7 @@ export class TraceDetector {
     return (allPollers ? this.engine.policies.pollerThresholds : this.engine.config.thresholds)[rule.thresholdKey];
   }
 
-  /** The step just closed, a batch of several calls that all failed, sent again whole and failing as before. */
+  /** The step just closed, a batch of several calls that all failed (or said so), sent again whole and failing as before. */
   private resentFinding(step: PendingStep): Finding | undefined {
     const resent = this.cycles.resent();
     if (!resent) return undefined;

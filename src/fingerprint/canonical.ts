@@ -77,6 +77,11 @@ export interface Fingerprint {
    * successful write to another record is other work, whatever the confirmation says.
    */
   readonly targets: Hash | undefined;
+  /**
+   * Results only: the value is an object whose top-level `error` member holds text (`{"error":
+   * "Key name must be unique"}`): an answer that says the call failed, though the span did not.
+   */
+  readonly saysError: boolean;
 }
 
 const PLACEHOLDER = 0x1;
@@ -95,6 +100,9 @@ const ACTION_TAG = 0x7b;
 const ACTION_KEYS = volatileKeyMatcher(
   new Set(['tool', 'toolname', 'action', 'actionname', 'server', 'servername', 'method', 'operation', 'op', 'function', 'functionname', 'command', 'endpoint'].map(normalizeKey)),
 );
+
+/** Top-level result names whose text says the call failed (`Fingerprint.saysError`). */
+const ERROR_KEYS = volatileKeyMatcher(new Set(['error'].map(normalizeKey)));
 
 /** Top-level argument names whose text is a command line: its operands are targets (`command-line.ts`). */
 const COMMAND_KEYS = volatileKeyMatcher(new Set(['command', 'cmd', 'commandline'].map(normalizeKey)));
@@ -132,6 +140,12 @@ export class Walker implements LanePair {
   readonly action = new HashSum();
   /** The last string leaf of the arguments was a target (a value without whitespace). */
   private lastStringTarget = false;
+  /** Results: a top-level `error` member held text (see `Fingerprint.saysError`). */
+  saysError = false;
+  /** Results: the member being read is a top-level `error` (`ERROR_KEYS`). */
+  private errorMember = false;
+  /** The last string leaf held text (after trimming). */
+  private lastStringText = false;
   /** The next string leaf is the value of a top-level command line (`COMMAND_KEYS`). */
   private commandLine = false;
   /** The units of the command line being read, for `addOperand`. */
@@ -157,6 +171,8 @@ export class Walker implements LanePair {
     this.level = 0;
     this.control = false;
     this.commandLine = false;
+    this.saysError = false;
+    this.errorMember = false;
     this.targets.clear();
     this.action.clear();
     this.wording.clear();
@@ -227,14 +243,27 @@ export class Walker implements LanePair {
     if (this.arguments) this.targets.add(this.ha, this.hb);
   }
 
+  /**
+   * Is the top-level member name in `units[start, end)` one whose string value `actionMember`
+   * must see after it is read: in arguments an action (`ACTION_KEYS`), in a result `error`?
+   */
   isActionKey(units: Units, s: string, start: number, end: number, ka: number, kb: number, depth: number): boolean {
-    if (depth !== 0 || !this.arguments) return false;
+    if (depth !== 0) return false;
+    if (!this.arguments) {
+      this.errorMember = ERROR_KEYS.has(units.u16, s, start, end, ka, kb);
+      return this.errorMember;
+    }
     this.lastStringTarget = false;
     this.commandLine = COMMAND_KEYS.has(units.u16, s, start, end, ka, kb);
     return ACTION_KEYS.has(units.u16, s, start, end, ka, kb);
   }
 
   actionMember(): void {
+    if (this.errorMember) {
+      this.errorMember = false;
+      if (this.lastStringText) this.saysError = true;
+      return;
+    }
     if (this.lastStringTarget) this.action.add(this.ha, this.hb);
   }
 
@@ -262,6 +291,7 @@ export class Walker implements LanePair {
       if (c < Char.Space) this.control = true;
       end--;
     }
+    this.lastStringText = end > start;
     if (end > start) {
       const first = u[start] as number;
       const last = u[end - 1] as number;
@@ -544,6 +574,7 @@ export function fingerprint(value: unknown, options: FingerprintOptions): Finger
       // only argument text is read into it (`stringLeaf`): a result has none
       wording: walker.wording.digest(),
       wordingLength: walker.wording.length,
+      saysError: walker.saysError,
     };
   } finally {
     walker.release();

@@ -321,4 +321,24 @@ describe('a batch sent again whole, every call failing as before, is the same in
     // the control: the same failing batch sent again, nobody asking
     expect(resent([failing(1), failing(1)])).toEqual(['8:warning:2']);
   });
+
+  describe('a result that says error is a refusal as much as a failure is (bfcl-memory-qwen3 rec_sum_prereq_28)', () => {
+    // the memory tools answer a refused write with an ordinary result `{"error": ...}`, the span not failing
+    const refusedAdds = (): Step[] => keys.map((key) => ({ tool: 'core_memory_add', args: { key, value: `${key} noted` }, result: { error: 'Key name must be unique.' } }));
+
+    it('four writes refused alike, resent twice after the first round: warned at the 2nd refused lap, stopped at the 4th', () => {
+      const firstRound: Step[] = keys.map((key) => ({ tool: 'core_memory_add', args: { key, value: `${key} noted` }, result: { status: 'Key added.' } }));
+      expect(resent([firstRound, refusedAdds(), refusedAdds()])).toEqual(['12:warning:2']);
+      expect(resent([refusedAdds(), refusedAdds(), refusedAdds(), refusedAdds()])).toEqual(['8:warning:2', '16:critical:4']);
+      expect(resent(['{"error": "Key name must be unique."}', '{ "error" : "Key name must be unique." }'].map((text) => keys.map((key) => ({ tool: 'core_memory_add', args: { key }, result: text }))))).toEqual(['8:warning:2']);
+    });
+
+    it('a batch resent whose answers only mention an error, or hold an empty one, is not counted', () => {
+      const answers = [{ status: 'Key added.', error: null }, { status: 'Key added.', error: '' }, { status: 'Key added.', note: { error: 'none' } }, 'error: none'];
+      for (const result of answers) {
+        const batch = (): Step[] => keys.map((key) => ({ tool: 'core_memory_add', args: { key }, result }));
+        expect(resent([batch(), batch()]), JSON.stringify(result)).toEqual([]);
+      }
+    });
+  });
 });

@@ -78,6 +78,16 @@ describe('fingerprints', () => {
     expect(result('Bytes: 1430').hash).not.toBe(result('Bytes: 1530').hash);
   });
 
+  it('say when a result answers with an error member holding text, whatever its form; not for arguments, nested members or empty ones', () => {
+    expect(result({ error: 'Key name must be unique.' }).saysError).toBe(true);
+    expect(result('{"status": "refused", "error": "Key name must be unique."}').saysError).toBe(true);
+    expect(result({ error: null }).saysError).toBe(false);
+    expect(result('{"error": "  "}').saysError).toBe(false);
+    expect(result({ data: { error: 'x' } }).saysError).toBe(false);
+    expect(result('error: Key name must be unique.').saysError).toBe(false);
+    expect(args({ error: 'Key name must be unique.' }).saysError).toBe(false);
+  });
+
   it('collapse whitespace in result text, keep it exact in arguments', () => {
     expect(result('Error:  file   not found\n').hash).toBe(result('Error: file not found').hash);
     expect(args({ code: 'if x:\n    y = 1' }).hash).not.toBe(args({ code: 'if x:\n  y = 1' }).hash);
