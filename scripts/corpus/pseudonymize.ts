@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { normalizeKey } from '../../src/fingerprint/volatile.js';
-import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, FIGURE_SOURCE, isAcknowledgementRange, isStatusWord } from '../../src/fingerprint/volatile.js';
+import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, FIGURE_LABEL_WORDS, isAcknowledgementRange, isStatusWord } from '../../src/fingerprint/volatile.js';
 
 /**
  * Shape-preserving pseudonyms for the strings of one run, so that the committed corpus holds the
@@ -17,14 +17,15 @@ import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, FIGURE_SO
  *   JSON is rewritten as JSON of the same structure; member names that read as schema field
  *   names are kept (see `key`), other member names are pseudonymized like values;
  * - kept as they are, because detection reads them and they carry no private content: ISO dates,
- *   date-times, times of day, durations and a call's execution figures with their labels
- *   (`Bytes processed: 32480`: detection compares timestamps with the call's own time and
- *   leaves the figures out), numbers of at most three digits (counts, exit and status codes), years and epoch
+ *   date-times, times of day and durations (detection compares timestamps with the call's own
+ *   time), numbers of at most three digits (counts, exit and status codes), years and epoch
  *   numbers within a day of the run, single letters `a`-`z`, markup tag names (`<returncode>`, wherever
  *   the run's texts use them), status words (`ok`, `done`, `true`, `available`, ...; see
  *   `isStatusWord`), the words of acknowledgements and shell envelopes (`Exit code: 0`, `File
  *   written`; see `isAcknowledgementRange`) and the small vocabulary of error words the error
- *   classifier reads (`error`, `not found`, `unknown tool`, ...); words in other letters (Chinese,
+ *   classifier reads (`error`, `not found`, `unknown tool`, ...), and the words of the labels of
+ *   a call's execution figures (`Bytes processed`, `slot ms`, `Execution time`; see
+ *   `FIGURE_LABEL_WORDS`); words in other letters (Chinese,
  *   Cyrillic, ...) are never kept for reading as generic: detection reads only `a`-`z` and digits;
  * - in a shell command (`command` / `cmd` arguments) the program word of each pipeline segment
  *   (`grep`, `sed`, `python`) is kept.
@@ -42,6 +43,9 @@ const KEEP_WORDS = new Set([
   'denied', 'permission', 'timeout', 'timed', 'out', 'traceback', 'warning', 'available',
   // volatile-value vocabulary (durations and process ids are found by these words)
   'pid', 'ms', 'us', 'ns', 'sec', 'secs', 'second', 'seconds', 'millisecond', 'milliseconds',
+  // ... and a call's execution figures by their labels (`Bytes processed: 32480`; kept everywhere,
+  // so that a word keeps one spelling and the words' classes stay those of the original)
+  ...FIGURE_LABEL_WORDS,
   // JSON-ish literals
   'nan', 'inf', 'infinity',
 ]);
@@ -89,15 +93,11 @@ const VOLATILE_KEYS = new Set([...DEFAULT_VOLATILE_ARGUMENT_KEYS, ...DEFAULT_VOL
 
 /**
  * Spans kept verbatim: ISO date-times (found anywhere, as the fingerprints find them, even glued
- * to a preceding id), dates, times of day, durations and execution figures with their labels
- * (`FIGURE_SOURCE`). Searched first over the whole text, so a token never swallows the start of one.
+ * to a preceding id), dates, times of day and durations. Searched first over the whole text, so a
+ * token never swallows the start of one.
  */
-const PROTECTED = new RegExp(
-  `${FIGURE_SOURCE}|${
-    /\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b|\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|secs?|seconds?|milliseconds?)\b/.source
-  }`,
-  'g',
-);
+const PROTECTED =
+  /\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b|\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|secs?|seconds?|milliseconds?)\b/g;
 
 /** Runs of letters and digits; everything else (space, punctuation) is copied. */
 const TOKEN = /[\p{L}\p{N}]+/gu;

@@ -150,8 +150,11 @@ const FIGURE_LABELS = [
   'duration',
 ];
 
-/** A figure after its label and `:` or `=` (one alternative of the result pattern; the corpus's pseudonymizer keeps it as it is). */
-export const FIGURE_SOURCE = `\\b(?:${FIGURE_LABELS.map(anyCase).join('|')})["']?\\s?[:=]\\s?\\d+(?:[.,]\\d+)?(?:\\s?(?:[kKMGT]i?B|${anyCase('bytes')}|ms|s)\\b)?`;
+/** The words of the figures' labels (small letters): the corpus's pseudonymizer keeps them, as it keeps duration units. */
+export const FIGURE_LABEL_WORDS: readonly string[] = [...new Set(FIGURE_LABELS.join(' ').match(/[a-z]+/g))];
+
+/** A figure after its label and `:` or `=`: one alternative of the result pattern. */
+const FIGURE_SOURCE = `\\b(?:${FIGURE_LABELS.map(anyCase).join('|')})["']?\\s?[:=]\\s?\\d+(?:[.,]\\d+)?(?:\\s?(?:[kKMGT]i?B|${anyCase('bytes')}|ms|s)\\b)?`;
 
 /**
  * Volatile patterns searched inside result text. Every alternative but the ULID needs a digit, and
