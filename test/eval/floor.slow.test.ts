@@ -109,7 +109,7 @@ describe('the floor', () => {
     }
   });
 
-  it('warns no more honest dev runs than after session 5 (3 of 1 100: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, tbench-mini-claude4 blind-maze-explorer-algorithm), plus the first-look warnings listed above', () => {
+  it('warns no more honest dev runs than after session 5 (3 of 1 342: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, tbench-mini-claude4 blind-maze-explorer-algorithm), plus the first-look warnings listed above', () => {
     const warned = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.honestWarned, 0);
     const listed = Object.values(FIRST_LOOK_WARNED_ABOVE_3_PERCENT).reduce((a, b) => a + b, 0);
     expect(warned).toBeLessThanOrEqual(3 + listed);
