@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { normalizeKey } from '../../src/fingerprint/volatile.js';
-import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, isAcknowledgementRange, isStatusWord } from '../../src/fingerprint/volatile.js';
+import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, FIGURE_LABEL_WORDS, isAcknowledgementRange, isStatusWord } from '../../src/fingerprint/volatile.js';
 
 /**
  * Shape-preserving pseudonyms for the strings of one run, so that the committed corpus holds the
@@ -23,7 +23,9 @@ import { DEFAULT_VOLATILE_ARGUMENT_KEYS, DEFAULT_VOLATILE_RESULT_KEYS, isAcknowl
  *   the run's texts use them), status words (`ok`, `done`, `true`, `available`, ...; see
  *   `isStatusWord`), the words of acknowledgements and shell envelopes (`Exit code: 0`, `File
  *   written`; see `isAcknowledgementRange`) and the small vocabulary of error words the error
- *   classifier reads (`error`, `not found`, `unknown tool`, ...); words in other letters (Chinese,
+ *   classifier reads (`error`, `not found`, `unknown tool`, ...), and the words of the labels of
+ *   a call's execution figures (`Bytes processed`, `slot ms`, `Execution time`; see
+ *   `FIGURE_LABEL_WORDS`); words in other letters (Chinese,
  *   Cyrillic, ...) are never kept for reading as generic: detection reads only `a`-`z` and digits;
  * - in a shell command (`command` / `cmd` arguments) the program word of each pipeline segment
  *   (`grep`, `sed`, `python`) is kept.
@@ -41,6 +43,9 @@ const KEEP_WORDS = new Set([
   'denied', 'permission', 'timeout', 'timed', 'out', 'traceback', 'warning', 'available',
   // volatile-value vocabulary (durations and process ids are found by these words)
   'pid', 'ms', 'us', 'ns', 'sec', 'secs', 'second', 'seconds', 'millisecond', 'milliseconds',
+  // ... and a call's execution figures by their labels (`Bytes processed: 32480`; kept everywhere,
+  // so that a word keeps one spelling and the words' classes stay those of the original)
+  ...FIGURE_LABEL_WORDS,
   // JSON-ish literals
   'nan', 'inf', 'infinity',
 ]);

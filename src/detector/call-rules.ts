@@ -97,9 +97,15 @@ const R_UNKNOWN = 0x106;
 const R_NOTHING_NEW = 0x107;
 const R_CHANGING_FAILURE = 0x108;
 
-/** Thresholds raised for evidence short of arguments and result (the stricter of the two pairs). */
-export function degrade(t: Thresholds, evidence: Evidence, settings: RuleSettings): Thresholds {
+/**
+ * Thresholds raised for evidence short of arguments and result. Counted in calls: the stricter of
+ * the rule's pair and the configured one (`evidence.argumentsOnly`, `evidence.nameOnly`). Counted
+ * in laps (`laps`: cycles, whose steps are several calls): one lap more to warn and two more to
+ * stop; on tool names alone two more to warn and never a stop.
+ */
+export function degrade(t: Thresholds, evidence: Evidence, settings: RuleSettings, laps = false): Thresholds {
   if (evidence === 'arguments+result') return t;
+  if (laps) return evidence === 'name' ? { warning: t.warning + 2, critical: Number.POSITIVE_INFINITY } : { warning: t.warning + 1, critical: t.critical + 2 };
   const d = evidence === 'name' ? settings.evidence.nameOnly : settings.evidence.argumentsOnly;
   return { warning: Math.max(t.warning, d.warning), critical: Math.max(t.critical, d.critical) };
 }

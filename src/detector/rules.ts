@@ -253,7 +253,8 @@ export const RULES = [
     thresholdKey: 'resentBatch',
     counts: 'laps',
     // A batch of several different calls sent again whole, every call failing exactly as before
-    // (what each failure said included): one failure retried may have been transient, a whole
+    // (what each failure said included; an answer `{"error": ...}` is a refusal as much as a
+    // failure is): one failure retried may have been transient, a whole
     // batch failing again the same way is the same information twice. A two-pass batch that
     // succeeded (reads, writes) stays under the cycle's levels. Stopped at the 4th lap, as a cycle is.
     defaults: { warning: 2, critical: 4 },

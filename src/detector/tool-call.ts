@@ -93,7 +93,12 @@ export function buildToolCall(engine: LoopEngine, raw: RawToolCall, onProblem?: 
       raw.result === undefined ? undefined : safeFingerprint(raw.result, { side: 'result', volatileKeys: policy.volatileResultKeys }, toolName, 'result', onProblem, onNote);
     const targets = args?.targets;
     outcome = result
-      ? { ok: true, resultHash: targets === undefined ? result.hash : combine(result.hash, targets), informative: result.informative > 0 }
+      ? {
+          ok: true,
+          resultHash: targets === undefined ? result.hash : combine(result.hash, targets),
+          informative: result.informative > 0,
+          ...(result.saysError ? { saysError: true } : {}),
+        }
       : { ok: true, informative: false };
   }
   const call: Writable<ToolCall> = {

@@ -7,6 +7,7 @@ import {
 } from './history.js';
 import type { ToolPolicies, ToolPolicy } from './policy.js';
 import { CYCLE_RULE, RESENT_BATCH_RULE, type AnyRule } from './rules.js';
+import type { Thresholds } from './thresholds.js';
 import type { LoopDetection, LoopLevel, RecordedCall, ToolCall, ToolOutcome } from './types.js';
 
 const MAX_EMITTED = 512;
@@ -87,7 +88,7 @@ interface PendingStep {
   readonly tool: Hash;
   rank: number;
   allPollers: boolean;
-  /** Every call of the step failed. */
+  /** Every call of the step failed, or answered that it failed (`saysError`). */
   allFailed: boolean;
   start: number;
   end: number;
@@ -385,7 +386,8 @@ export class TraceDetector {
     }
     step.rank = Math.min(step.rank, evidenceRank(flags));
     step.allPollers &&= poller;
-    step.allFailed &&= (flags & OK) === 0;
+    // A result that says error (`{"error": "Key name must be unique"}`) is a refusal as much as a failure is.
+    step.allFailed &&= (flags & OK) === 0 || (call.outcome.ok && call.outcome.saysError === true);
     step.start = Math.min(step.start, call.startTime);
     step.end = Math.max(step.end, call.endTime);
     // A step is a set: the same call twice in one parallel batch is one call.
@@ -418,13 +420,17 @@ export class TraceDetector {
     }
   }
 
-  /** The step just closed, a batch of several calls that all failed, sent again whole and failing as before. */
+  /** A step rule's thresholds before evidence raises them: a poller's when every call of the steps polls. */
+  private stepThresholds(rule: AnyRule, allPollers: boolean): Thresholds {
+    return (allPollers ? this.engine.policies.pollerThresholds : this.engine.config.thresholds)[rule.thresholdKey];
+  }
+
+  /** The step just closed, a batch of several calls that all failed (or said so), sent again whole and failing as before. */
   private resentFinding(step: PendingStep): Finding | undefined {
     const resent = this.cycles.resent();
     if (!resent) return undefined;
     const evidence = EVIDENCE_BY_RANK[step.rank] ?? 'name';
-    const base = (step.allPollers ? this.engine.policies.pollerThresholds : this.engine.config.thresholds)[RESENT_BATCH_RULE.thresholdKey];
-    const thresholds = degrade(base, evidence, this.engine.config);
+    const thresholds = degrade(this.stepThresholds(RESENT_BATCH_RULE, step.allPollers), evidence, this.engine.config);
     if (resent.laps < Math.min(thresholds.warning, thresholds.critical)) return undefined;
     return {
       rule: RESENT_BATCH_RULE,
@@ -441,13 +447,7 @@ export class TraceDetector {
   private cycleFinding(c: CycleFinding): Finding | undefined {
     const evidence = EVIDENCE_BY_RANK[c.evidenceRank] ?? 'name';
     const config = this.engine.config;
-    const base = (c.allPollers ? this.engine.policies.pollerThresholds : config.thresholds)[CYCLE_RULE.thresholdKey];
-    const thresholds =
-      evidence === 'arguments+result'
-        ? base
-        : evidence === 'name'
-          ? { warning: base.warning + 2, critical: Number.POSITIVE_INFINITY }
-          : { warning: base.warning + 1, critical: base.critical + 2 };
+    const thresholds = degrade(this.stepThresholds(CYCLE_RULE, c.allPollers), evidence, config, true);
     // Laps spaced far apart in time (round-robin polling) weigh less, as spaced repeats do.
     const value = c.minIdle >= config.spacing.idleMs ? 1 + (c.laps - 1) * config.spacing.weight : c.laps;
     if (value < Math.min(thresholds.warning, thresholds.critical)) return undefined;

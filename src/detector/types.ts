@@ -23,6 +23,8 @@ export type ToolOutcome =
       readonly resultHash?: Hash;
       /** The result carries information beyond status words and volatile values. */
       readonly informative: boolean;
+      /** The result says the call failed (`{"error": "..."}`, `Fingerprint.saysError`), though the call did not fail. */
+      readonly saysError?: boolean;
     }
   | {
       readonly ok: false;

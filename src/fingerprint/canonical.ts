@@ -5,6 +5,7 @@ import { pack, seedA, seedB, type Hash } from './hash.js';
 import { Cap, Note, Tag, L_CYCLE, L_FALSE, L_NULL, L_TRUE, L_TRUNCATED, L_VOLATILE } from './tags.js';
 import { hasWordUnit, isSpace, ResultText } from './result-text.js';
 import { WordingSketch } from './wording.js';
+import { forEachOperand } from './command-line.js';
 import { UnitBuffers, type Units } from './units.js';
 import {
   isNowTimestampNumber,
@@ -71,10 +72,16 @@ export interface Fingerprint {
    * Arguments only: the hash of the call's targets, the values that name what it acts on (an id,
    * a path, a URL, a record key, a number: a string without whitespace, or a number), in any
    * order; undefined when it has none. Wording (text with spaces: a query, a message, a command)
-   * is not a target. A result's identity includes its call's targets (`buildToolCall`): a
+   * is not a target, but the operands of a top-level command line are (its paths, URLs and
+   * files: `command-line.ts`). A result's identity includes its call's targets (`buildToolCall`): a
    * successful write to another record is other work, whatever the confirmation says.
    */
   readonly targets: Hash | undefined;
+  /**
+   * Results only: the value is an object whose top-level `error` member holds text (`{"error":
+   * "Key name must be unique"}`): an answer that says the call failed, though the span did not.
+   */
+  readonly saysError: boolean;
 }
 
 const PLACEHOLDER = 0x1;
@@ -93,6 +100,12 @@ const ACTION_TAG = 0x7b;
 const ACTION_KEYS = volatileKeyMatcher(
   new Set(['tool', 'toolname', 'action', 'actionname', 'server', 'servername', 'method', 'operation', 'op', 'function', 'functionname', 'command', 'endpoint'].map(normalizeKey)),
 );
+
+/** Top-level result names whose text says the call failed (`Fingerprint.saysError`). */
+const ERROR_KEYS = volatileKeyMatcher(new Set(['error'].map(normalizeKey)));
+
+/** Top-level argument names whose text is a command line: its operands are targets (`command-line.ts`). */
+const COMMAND_KEYS = volatileKeyMatcher(new Set(['command', 'cmd', 'commandline'].map(normalizeKey)));
 
 /**
  * Walks one value. Every method leaves the node's hash in `ha`/`hb` (see `lanes.ts`); the
@@ -127,6 +140,21 @@ export class Walker implements LanePair {
   readonly action = new HashSum();
   /** The last string leaf of the arguments was a target (a value without whitespace). */
   private lastStringTarget = false;
+  /** Results: a top-level `error` member held text (see `Fingerprint.saysError`). */
+  saysError = false;
+  /** Results: the member being read is a top-level `error` (`ERROR_KEYS`). */
+  private errorMember = false;
+  /** The last string leaf held text (after trimming). */
+  private lastStringText = false;
+  /** The next string leaf is the value of a top-level command line (`COMMAND_KEYS`). */
+  private commandLine = false;
+  /** The units of the command line being read, for `addOperand`. */
+  private operandUnits: Units | undefined;
+  /** Adds the operand in `operandUnits[from, to)` to the targets (`forEachOperand`'s visitor, made once). */
+  private readonly addOperand = (from: number, to: number): void => {
+    text(this, Tag.String, this.operandUnits as Units, from, to);
+    this.targets.add(this.ha, this.hb);
+  };
 
   /** Drops references to the caller's objects (after an exception the path may still hold some). */
   release(): void {
@@ -142,6 +170,9 @@ export class Walker implements LanePair {
     this.notes = 0;
     this.level = 0;
     this.control = false;
+    this.commandLine = false;
+    this.saysError = false;
+    this.errorMember = false;
     this.targets.clear();
     this.action.clear();
     this.wording.clear();
@@ -212,13 +243,27 @@ export class Walker implements LanePair {
     if (this.arguments) this.targets.add(this.ha, this.hb);
   }
 
+  /**
+   * Is the top-level member name in `units[start, end)` one whose string value `actionMember`
+   * must see after it is read: in arguments an action (`ACTION_KEYS`), in a result `error`?
+   */
   isActionKey(units: Units, s: string, start: number, end: number, ka: number, kb: number, depth: number): boolean {
-    if (depth !== 0 || !this.arguments) return false;
+    if (depth !== 0) return false;
+    if (!this.arguments) {
+      this.errorMember = ERROR_KEYS.has(units.u16, s, start, end, ka, kb);
+      return this.errorMember;
+    }
     this.lastStringTarget = false;
+    this.commandLine = COMMAND_KEYS.has(units.u16, s, start, end, ka, kb);
     return ACTION_KEYS.has(units.u16, s, start, end, ka, kb);
   }
 
   actionMember(): void {
+    if (this.errorMember) {
+      this.errorMember = false;
+      if (this.lastStringText) this.saysError = true;
+      return;
+    }
     if (this.lastStringTarget) this.action.add(this.ha, this.hb);
   }
 
@@ -233,6 +278,8 @@ export class Walker implements LanePair {
    */
   stringLeaf(units: Units, raw: string, from: number, to: number, depth: number): void {
     const u = units.u16;
+    const commandLine = this.commandLine;
+    this.commandLine = false;
     let start = from;
     let end = to;
     let c = 0;
@@ -244,6 +291,7 @@ export class Walker implements LanePair {
       if (c < Char.Space) this.control = true;
       end--;
     }
+    this.lastStringText = end > start;
     if (end > start) {
       const first = u[start] as number;
       const last = u[end - 1] as number;
@@ -270,10 +318,24 @@ export class Walker implements LanePair {
       const spaced = firstSpace(u, start, end) < end;
       this.lastStringTarget = !spaced && end > start && end - start <= MAX_TARGET_LENGTH;
       if (this.lastStringTarget) this.targets.add(this.ha, this.hb);
-      else if (spaced) this.wording.addText(u, start, end);
+      else if (spaced) {
+        this.wording.addText(u, start, end);
+        if (commandLine) this.commandOperands(units, start, end);
+      }
       return;
     }
     this.resultText(units, raw, start, end);
+  }
+
+  /** The operands of the command line in `units[start, end)` join the targets; the leaf's own hash is kept. */
+  private commandOperands(units: Units, start: number, end: number): void {
+    const ha = this.ha;
+    const hb = this.hb;
+    this.operandUnits = units;
+    forEachOperand(units.u16, start, end, this.addOperand);
+    this.operandUnits = undefined;
+    this.ha = ha;
+    this.hb = hb;
   }
 
   /**
@@ -512,6 +574,7 @@ export function fingerprint(value: unknown, options: FingerprintOptions): Finger
       // only argument text is read into it (`stringLeaf`): a result has none
       wording: walker.wording.digest(),
       wordingLength: walker.wording.length,
+      saysError: walker.saysError,
     };
   } finally {
     walker.release();

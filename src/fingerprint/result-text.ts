@@ -38,7 +38,7 @@ const enum UnitClass {
   /** Below U+0020: invalid inside a JSON string (tab and line breaks are whitespace as well). */
   Control = 4,
   Digit = 8,
-  /** `-`, `_`, `:`: where an id, a date-time or a time of day goes on (see `scanVolatile`). */
+  /** `-`, `_`, `:`, `=`: where an id, a date-time, a time of day or a labelled figure goes on (see `scanVolatile`). */
   Joint = 16,
   /** `p`, which `pid` starts with. */
   LowerP = 32,
@@ -54,7 +54,7 @@ for (let c = 0; c < UNIT_CLASS.length; c++) {
     white |
     (c < Char.Space ? UnitClass.Control : 0) |
     (isDigit(c) ? UnitClass.Digit : 0) |
-    (c === Char.Minus || c === Char.Underscore || c === Char.Colon ? UnitClass.Joint : 0) |
+    (c === Char.Minus || c === Char.Underscore || c === Char.Colon || c === Char.Equals ? UnitClass.Joint : 0) |
     (c === Char.LowerP ? UnitClass.LowerP : 0) |
     (isDigit(c) || (c >= Char.UpperA && c <= Char.UpperZ) || (c >= Char.LowerA && c <= Char.LowerF) ? UnitClass.IdUnit : 0);
 }
@@ -73,6 +73,12 @@ export function hasWordUnit(u: Uint16Array, from: number, to: number): boolean {
  * duration alternative is built from this list (`volatile.ts`), and `unitAt` reads it.
  */
 export const DURATION_UNITS: readonly string[] = ['ms', 'µs', 'us', 'ns', 's', 'sec', 'secs', 'second', 'seconds', 'millisecond', 'milliseconds'];
+
+/**
+ * How the labels of execution figures end (`FIGURE_LABELS` in `volatile.ts`), in small letters:
+ * the cheap check (`figureAt`) opens the pattern where a run of letters ends so before `:` or `=`.
+ */
+export const FIGURE_LABEL_ENDS: readonly string[] = ['processed', 'billed', 'scanned', 'shuffled', 'ms', 'millis', 'elapsed', 'time', 'took', 'duration'];
 
 const enum UnitFirst {
   /** Code units the table below covers: the units start with an ASCII letter or `µ`. */
@@ -114,6 +120,26 @@ function volatileAfterRun(u: Uint16Array, i: number, end: number, c: number, dig
   if (c === Char.Minus && (hex >= 8 || digits >= 4)) return true;
   if ((c === Char.Minus || c === Char.Underscore) && letters >= 2 && alnumRun(u, i + 1, end) >= 10) return true;
   return c === Char.Colon && digits >= 1 && i + 2 < end && isDigit(u[i + 1] as number) && isDigit(u[i + 2] as number);
+}
+
+/**
+ * At `u[i]` (`:` or `=`), a number next (after one space at most), and before it (after one space
+ * and one quote at most) letters that end as a figure's label does (`FIGURE_LABEL_ENDS`)?
+ */
+function figureAt(u: Uint16Array, i: number, start: number, end: number): boolean {
+  const next = i + 1 < end && isSpace(u[i + 1] as number) ? i + 2 : i + 1;
+  if (next >= end || !isDigit(u[next] as number)) return false;
+  let j = i - 1;
+  if (j >= start && isSpace(u[j] as number)) j--;
+  if (j >= start && (u[j] === Char.Quote || u[j] === Char.Apostrophe)) j--;
+  for (const label of FIGURE_LABEL_ENDS) {
+    const from = j - label.length + 1;
+    if (from < start) continue;
+    let k = 0;
+    while (k < label.length && ((u[from + k] as number) | 0x20) === label.charCodeAt(k)) k++;
+    if (k === label.length) return true;
+  }
+  return false;
 }
 
 /** Letters and digits in a row from `u[from]` (at most 10 are counted). */
@@ -268,7 +294,7 @@ function hasIdRun(u: Uint16Array, start: number, end: number): boolean {
  * digits then `-` (uuid); 4 digits then `-` (ISO date-time); a digit, `:`, two digits (time of
  * day); 10 digits (epoch); 16 hex digits (long hex id); 26 of [0-9A-Z] (ULID); 2 letters, `-` or
  * `_`, then 10 letters or digits (prefixed id); a digit then a unit, right away or after one
- * character (duration); `pid` (process id).
+ * character (duration); `pid` (process id); a figure's label, `:` or `=`, a number (`figureAt`).
  */
 function scanVolatile(u: Uint16Array, start: number, end: number): boolean {
   let digits = 0;
@@ -295,6 +321,7 @@ function scanVolatile(u: Uint16Array, start: number, end: number): boolean {
       continue;
     }
     if ((c === Char.Minus || c === Char.Underscore || c === Char.Colon) && volatileAfterRun(u, i, end, c, digits, hex, letters)) return true;
+    if ((c === Char.Colon || c === Char.Equals) && figureAt(u, i, start, end)) return true;
     digits = hex = upper = letters = 0;
   }
   return false;

@@ -124,10 +124,37 @@ export const DEFAULT_VOLATILE_RESULT_KEYS: readonly string[] = [
   'expires', 'expires_at', 'generated_at', 'fetched_at', 'retrieved_at',
   'pid', 'ppid', 'duration', 'duration_ms', 'elapsed', 'elapsed_ms', 'elapsed_time', 'took', 'took_ms',
   'latency', 'latency_ms', 'execution_time', 'response_time', 'uptime',
+  'bytes_processed', 'total_bytes_processed', 'bytes_billed', 'total_bytes_billed', 'bytes_scanned', 'slot_ms', 'total_slot_ms',
 ];
 
 /** An ISO-8601 date-time: one alternative of the result pattern, and the whole of `ISO_DATETIME`. */
 const ISO_DATETIME_SOURCE = '\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}(?::\\d{2}(?:[.,]\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?';
+
+/** `word` in any case, as a pattern: `ms` → `[mM][sS]`. */
+function anyCase(word: string): string {
+  return word.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`);
+}
+
+/**
+ * The labels of a call's own execution statistics (`FIGURE_LABEL_ENDS` holds how they end):
+ * what a query engine reports about running the query, not about its data. A cache's rerun of the
+ * same query reports `Bytes processed: 0` where the first run read 32 480.
+ */
+const FIGURE_LABELS = [
+  '(?:total[ _]?)?bytes[ _]?(?:processed|billed|scanned|shuffled)',
+  '(?:total[ _]?)?slot[ _]?(?:ms|millis)',
+  'elapsed(?:[ _]time)?',
+  'took',
+  '(?:execution|query|cpu|wall|run)[ _]?time',
+  'runtime',
+  'duration',
+];
+
+/** The words of the figures' labels (small letters): the corpus's pseudonymizer keeps them, as it keeps duration units. */
+export const FIGURE_LABEL_WORDS: readonly string[] = [...new Set(FIGURE_LABELS.join(' ').match(/[a-z]+/g))];
+
+/** A figure after its label and `:` or `=`: one alternative of the result pattern. */
+const FIGURE_SOURCE = `\\b(?:${FIGURE_LABELS.map(anyCase).join('|')})["']?\\s?[:=]\\s?\\d+(?:[.,]\\d+)?(?:\\s?(?:[kKMGT]i?B|${anyCase('bytes')}|ms|s)\\b)?`;
 
 /**
  * Volatile patterns searched inside result text. Every alternative but the ULID needs a digit, and
@@ -153,6 +180,8 @@ const RESULT_TEXT_PATTERN = new RegExp(
     `\\b\\d+(?:\\.\\d+)?\\s?(?:${DURATION_UNITS.join('|')})\\b`,
     // process ids
     '\\bpid[=: ]\\s*\\d+',
+    // a figure of the call's own execution (bytes processed, slot ms, elapsed), after its label and `:` or `=`
+    FIGURE_SOURCE,
   ].join('|'),
   'g',
 );

@@ -89,6 +89,50 @@ describe('a target is not noise', () => {
   });
 });
 
+describe("a command line's operands are its targets (toolathlon-early git-milestone, Curriculum-Ta)", () => {
+  const shell = (command: string, text: string): Step => ({ tool: 'terminal-run_command', args: { command }, result: [{ type: 'text', text, annotations: null }] });
+  const notFound = '{"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}';
+
+  it('curl to six different repository ids, each answering the same Not Found, is a probe of six targets', () => {
+    const run = runAgent([999, 1001, 1002, 1010, 1100, 10000].map((id) => shell(`curl -s https://api.github.com/repositories/${id}`, notFound)));
+    expect(rules(run)).toEqual([]);
+  });
+
+  it('thirty moves of thirty files, each answered alike, are thirty writes', () => {
+    const run = runAgent(times(30, (i) => shell(`mv "student${i}_os_hw3.c" "student${i}-cs-${2021302000 + i}-OS-HW3.c"`, '\nCommand completed with return code: 0')));
+    expect(rules(run)).toEqual([]);
+  });
+
+  it('the same curl of one repository, the same answer, is still stopped at the 5th', () => {
+    const run = runAgent(times(6, () => shell('curl -s https://api.github.com/repositories/1000', notFound)));
+    expect(run.first('critical')).toBe(5);
+  });
+
+  it('one command reworded (its options) on the same operands, the same answer each time, is still warned', () => {
+    const options = ['-rn', '-rin', '-rnw', '-rnI', '-rnH', '-rniw'];
+    const run = runAgent(options.map((o) => shell(`grep ${o} "connection timeout" /var/log/app/server.log`, 'grep: no match for connection timeout')));
+    expect(run.detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([['same_result', 'warning', 5]]);
+  });
+});
+
+describe("a call's own execution figures are noise (toolathlon-3 academic-warning)", () => {
+  const query = 'SELECT student_id, name, score_drop FROM drops WHERE drop_percentage > 25 ORDER BY drop_percentage DESC';
+  const answer = (bytes: number, ms: number, rows = 30): string =>
+    `Query executed successfully.\nTotal rows: ${rows}, Returned: ${rows}\nBytes processed: ${bytes}, Execution time: ${ms}ms\n\nSample results (first 5 rows):\nRow 1: {'student_id': 'S060', 'score_drop': 23.8}`;
+  const run = (bytes: readonly number[], rows: readonly number[] = bytes.map(() => 30)) =>
+    runAgent(bytes.map((b, i) => ({ tool: 'bigquery_run_query', args: { query }, result: { type: 'text', text: answer(b, 500 + i * 7, rows[i]) } })));
+
+  it('the same query answered with the same rows, first read and then from the cache (Bytes processed 32480, then 0), is the same answer: stopped at the 5th', () => {
+    const r = run([32480, 0, 0, 0, 0, 0]);
+    expect(rules(r).slice(0, 1)).toEqual(['3:identical_calls:warning']);
+    expect(r.first('critical')).toBe(5);
+  });
+
+  it('the same query whose rows changed is progress, whatever the figures', () => {
+    expect(rules(run([32480, 0, 0, 0, 0, 0], [30, 31, 32, 33, 34, 35]))).toEqual([]);
+  });
+});
+
 describe('a rewording is not new content', () => {
   const facts = [
     'Michael is 35, lives in Seattle and works as a freelance graphic designer who likes sleek tools.',
@@ -276,5 +320,25 @@ describe('a batch sent again whole, every call failing as before, is the same in
     expect(resent([mixed(), mixed()])).toEqual([]);
     // the control: the same failing batch sent again, nobody asking
     expect(resent([failing(1), failing(1)])).toEqual(['8:warning:2']);
+  });
+
+  describe('a result that says error is a refusal as much as a failure is (bfcl-memory-qwen3 rec_sum_prereq_28)', () => {
+    // the memory tools answer a refused write with an ordinary result `{"error": ...}`, the span not failing
+    const refusedAdds = (): Step[] => keys.map((key) => ({ tool: 'core_memory_add', args: { key, value: `${key} noted` }, result: { error: 'Key name must be unique.' } }));
+
+    it('four writes refused alike, resent twice after the first round: warned at the 2nd refused lap, stopped at the 4th', () => {
+      const firstRound: Step[] = keys.map((key) => ({ tool: 'core_memory_add', args: { key, value: `${key} noted` }, result: { status: 'Key added.' } }));
+      expect(resent([firstRound, refusedAdds(), refusedAdds()])).toEqual(['12:warning:2']);
+      expect(resent([refusedAdds(), refusedAdds(), refusedAdds(), refusedAdds()])).toEqual(['8:warning:2', '16:critical:4']);
+      expect(resent(['{"error": "Key name must be unique."}', '{ "error" : "Key name must be unique." }'].map((text) => keys.map((key) => ({ tool: 'core_memory_add', args: { key }, result: text }))))).toEqual(['8:warning:2']);
+    });
+
+    it('a batch resent whose answers only mention an error, or hold an empty one, is not counted', () => {
+      const answers = [{ status: 'Key added.', error: null }, { status: 'Key added.', error: '' }, { status: 'Key added.', note: { error: 'none' } }, 'error: none'];
+      for (const result of answers) {
+        const batch = (): Step[] => keys.map((key) => ({ tool: 'core_memory_add', args: { key }, result }));
+        expect(resent([batch(), batch()]), JSON.stringify(result)).toEqual([]);
+      }
+    });
   });
 });

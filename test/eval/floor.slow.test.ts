@@ -34,13 +34,14 @@ const TEST_SPLIT_BREAKS = [
   'tau2-leaderboard [test] gpt-oss-120b/langchain_agent_airline_2025-11-26_00-37-06/5/0: loop not caught',
   'openhands-claude35 [test] django__django-12754: honest run stopped',
 ];
+
 /**
- * Where the dev split of a source added after session 4's rule work breaks the floor at its first
- * look (FINDINGS.md, "First look at toolathlon-3", "First look at the session-5 draw"): listed,
- * not hidden, for the engine's next rule work to empty.
+ * Where the dev split of a source added after the last rule work breaks the floor at its first
+ * look (FINDINGS.md, "First look at the session-5 draw"): listed, not hidden, for the engine's
+ * next rule work to empty. Session 5's rule work removed `toolathlon-3` `academic-warning`
+ * (FINDINGS.md "Session 5").
  */
 const DEV_FIRST_LOOK_BREAKS = [
-  'toolathlon-3 [dev] deepseek-v3.2-exp/academic-warning: loop not caught',
   'tau2-leaderboard [dev] -: fewer loops stopped than the best anchor',
   'openhands-claude35 [dev] matplotlib__matplotlib-24026: honest run stopped',
   'openhands-claude35 [dev] sympy__sympy-14711: honest run stopped',
@@ -48,13 +49,12 @@ const DEV_FIRST_LOOK_BREAKS = [
 ];
 
 /**
- * Sources drawn fresh in sessions 4 and 5 whose dev split warns more than 3 % of its honest runs at
- * first look (FINDINGS.md, "First look at the fresh draw (session 4)", "First look at the session-5
- * draw"), with that first-look count:
- * listed, not hidden, so that the floor holds everywhere else and a rule change that lowers it
- * shows here. Issue 27 is done when this is empty.
+ * Sources drawn fresh whose dev split warns more than 3 % of its honest runs at first look, with
+ * that first-look count: listed, not hidden, so that the floor holds everywhere else and a rule
+ * change that lowers it shows here. Issue 27 is done when this is empty; session 5's rules emptied
+ * it of `toolathlon-early` (2 → 0, FINDINGS.md "Session 5").
  */
-const FIRST_LOOK_WARNED_ABOVE_3_PERCENT: Readonly<Record<string, number>> = { 'toolathlon-early': 2, 'openhands-claude35': 7 };
+const FIRST_LOOK_WARNED_ABOVE_3_PERCENT: Readonly<Record<string, number>> = { 'openhands-claude35': 7 };
 const synthetic = evaluateCorpus(loadSyntheticCorpus());
 
 describe('the corpus', () => {
@@ -115,7 +115,7 @@ describe('the floor', () => {
     }
   });
 
-  it('warns no more honest dev runs than after session 4 (3 of 990: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, tbench-mini-claude4 blind-maze-explorer-algorithm), plus the first-look warnings listed above', () => {
+  it('warns no more honest dev runs than after session 5 (3 of 1 342: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, tbench-mini-claude4 blind-maze-explorer-algorithm), plus the first-look warnings listed above', () => {
     const warned = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.honestWarned, 0);
     const listed = Object.values(FIRST_LOOK_WARNED_ABOVE_3_PERCENT).reduce((a, b) => a + b, 0);
     expect(warned).toBeLessThanOrEqual(3 + listed);

@@ -65,6 +65,29 @@ describe('fingerprints', () => {
     expect(result('main.c:41: x = 1').hash).not.toBe(result('main.c:42: x = 1').hash);
   });
 
+  it("strip the figures of a call's own execution (bytes processed, slot ms, elapsed) after their label, and keep other labelled numbers", () => {
+    // BigQuery's MCP server: a cache's rerun of the same query reports 0 bytes where the first read 32 480
+    const answer = (bytes: number, ms: number): string => `Query executed successfully.\nTotal rows: 30, Returned: 30\nBytes processed: ${bytes}, Execution time: ${ms}ms\n\nRow 1: {'student_id': 'S060'}`;
+    expect(result({ type: 'text', text: answer(32480, 696) }).hash).toBe(result({ type: 'text', text: answer(0, 506) }).hash);
+    expect(result('total_bytes_billed=10485760; slot_ms=1234; rows=3').hash).toBe(result('total_bytes_billed=0; slot_ms=99; rows=3').hash);
+    expect(result({ rows: 3, stats: { totalBytesProcessed: 100, totalSlotMs: 7 } }).hash).toBe(result({ rows: 3, stats: { totalBytesProcessed: 200, totalSlotMs: 9 } }).hash);
+    expect(result('Elapsed: 12.5').hash).toBe(result('Elapsed: 3.25').hash);
+    // what the query found is information, as are numbers under other labels
+    expect(result(answer(32480, 696).replace('Total rows: 30', 'Total rows: 31')).hash).not.toBe(result(answer(32480, 696)).hash);
+    expect(result('Departure time: 1430').hash).not.toBe(result('Departure time: 1530').hash);
+    expect(result('Bytes: 1430').hash).not.toBe(result('Bytes: 1530').hash);
+  });
+
+  it('say when a result answers with an error member holding text, whatever its form; not for arguments, nested members or empty ones', () => {
+    expect(result({ error: 'Key name must be unique.' }).saysError).toBe(true);
+    expect(result('{"status": "refused", "error": "Key name must be unique."}').saysError).toBe(true);
+    expect(result({ error: null }).saysError).toBe(false);
+    expect(result('{"error": "  "}').saysError).toBe(false);
+    expect(result({ data: { error: 'x' } }).saysError).toBe(false);
+    expect(result('error: Key name must be unique.').saysError).toBe(false);
+    expect(args({ error: 'Key name must be unique.' }).saysError).toBe(false);
+  });
+
   it('collapse whitespace in result text, keep it exact in arguments', () => {
     expect(result('Error:  file   not found\n').hash).toBe(result('Error: file not found').hash);
     expect(args({ code: 'if x:\n    y = 1' }).hash).not.toBe(args({ code: 'if x:\n  y = 1' }).hash);

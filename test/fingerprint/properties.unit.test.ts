@@ -108,6 +108,24 @@ describe('fingerprint properties', () => {
     expect(fingerprint({ id: 'blk_1' }, RESULT).targets).toBeUndefined();
   });
 
+  it("take the operands of a top-level command line (paths, URLs, files) as targets, not its options or words", () => {
+    const targets = (v: unknown): number | undefined => fingerprint(v, ARGS).targets;
+    const curl = targets({ command: 'curl -s https://api.github.com/repositories/1001' });
+    expect(curl).toBeDefined();
+    // another repository: another target; the same one with other options or spacing: the same
+    expect(targets({ command: 'curl -s https://api.github.com/repositories/1002' })).not.toBe(curl);
+    expect(targets('{"command":"curl  -sL   https://api.github.com/repositories/1001"}')).toBe(curl);
+    // quoted file names, spaces inside quotes included, and escapes in JSON text
+    const mv = targets({ command: 'mv "my notes.c" "hw3/my notes.c"' });
+    expect(targets('{"command":"mv \\"my notes.c\\" \\"hw3/my notes.c\\""}')).toBe(mv);
+    expect(targets({ command: 'mv "other notes.c" "hw3/other notes.c"' })).not.toBe(mv);
+    expect(targets({ command: 'mv   "my notes.c"  "hw3/my notes.c" ' })).toBe(mv);
+    // a command line whose words name no path, URL or file has no targets; nor has wording under another name, nor a nested command
+    expect(targets({ command: 'git status --short' })).toBeUndefined();
+    expect(targets({ query: 'curl -s https://api.github.com/repositories/1001' })).toBeUndefined();
+    expect(targets({ params: { command: 'cat a.txt b.txt' } })).toBeUndefined();
+  });
+
   it("find a generic tool's action in its top-level members, whatever the form; wording and nested members are no action", () => {
     const action = (v: unknown): number | undefined => fingerprint(v, ARGS).action;
     const a = action({ server_name: 'github', tool_name: 'create_issue', params: { title: 'x y' } });
@@ -197,7 +215,8 @@ describe('fingerprint properties', () => {
 
   it('never skip the volatile-value pattern where it would match (the cheap pre-check is sound)', () => {
     const bits = ['a', 'B', 'F', 'Z', 'x', '9', '5', '0', '1', ' ', '\t', '-', '_', ':', '.', 'ms', 's', 'sec', 'seconds', 'µs', 'pi', 'd', 'pid=', 'deadbeef', '12:30:45',
-      '2026-11-21T10:00:00Z', '550e8400-e29b-41d4-a716-446655440000', 'msg_01HXYZ8K2P3QRS', '01ARZ3NDEKTSV4RRFFQ69G5FAV', '1795240204296'];
+      '2026-11-21T10:00:00Z', '550e8400-e29b-41d4-a716-446655440000', 'msg_01HXYZ8K2P3QRS', '01ARZ3NDEKTSV4RRFFQ69G5FAV', '1795240204296',
+      'Bytes processed', 'bytes_billed', 'Slot', 'ms', 'elapsed', 'Took', 'time', '=', '"', "'", ': ', 'KB', 'bytes'];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...bits), { maxLength: 24 }), (parts) => {
         const s = parts.join('');
