@@ -192,9 +192,14 @@ export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Me
   return { key, value, count: s.count, ...evidenceStart(h, s), thresholds, evidence };
 }
 
-/** Thresholds raised by `n` (repetitions far apart need more of them). */
-function degradeBy(t: Thresholds, n: number): Thresholds {
-  return { warning: t.warning + n, critical: t.critical + n };
+/**
+ * Thresholds for repetitions with more work between them than `gapBudget`: `n` more to warn, and
+ * never a stop. The work between may be what the agent verifies: a coding agent reruns one test
+ * after each of its own different edits with the same output past any count (openhands-claude35,
+ * how-it-decides.md "What changed in session 5").
+ */
+function apartThresholds(t: Thresholds, n: number): Thresholds {
+  return { warning: t.warning + n, critical: Number.POSITIVE_INFINITY };
 }
 
 /**
@@ -226,7 +231,7 @@ export function recheck(ctx: CallContext, ruleThresholds: Thresholds): Measureme
   if (near.weighted >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, HAS_ARGS)) {
     return { key, value: near.weighted, count: near.count, ...evidenceStart(h, near), thresholds, evidence };
   }
-  const apart = degradeBy(thresholds, APART_REPEATS);
+  const apart = apartThresholds(thresholds, APART_REPEATS);
   const s = walkStreak(h, { ...q, gap: () => false, stopAt: stopAt(apart) }, options(ctx));
   return { key, value: s.weighted, count: s.count, ...evidenceStart(h, s), thresholds: apart, evidence };
 }
@@ -317,7 +322,7 @@ export function sameResult(ctx: CallContext, thresholds: Thresholds): Measuremen
   if (near.weighted >= Math.min(thresholds.warning, thresholds.critical)) return sameResultFinding(ctx, near, thresholds);
   // Rewordings with other work between them (a rotation of lookups and rewrites that each get the
   // same refusal) need more of them, and the user's new messages end them.
-  const apart = degradeBy(thresholds, APART_REPEATS);
+  const apart = apartThresholds(thresholds, APART_REPEATS);
   last = wording;
   return sameResultFinding(ctx, walkStreak(h, { ...q, gap: () => false, userTurnEnds: true, stopAt: stopAt(apart) }, options(ctx)), apart);
 }
@@ -410,7 +415,7 @@ export function failingRecheck(ctx: CallContext, thresholds: Thresholds): Measur
   // Nothing new between the attempts: the evidence of `repeatedFailure`, not of this rule.
   if (near.news === 0) return undefined;
   if (near.measurement.value >= Math.min(thresholds.warning, thresholds.critical)) return near.measurement;
-  return identicalFailure(ctx, degradeBy(thresholds, APART_FAILURES), () => false, 0, true).measurement;
+  return identicalFailure(ctx, apartThresholds(thresholds, APART_FAILURES), () => false, 0, true).measurement;
 }
 
 /**

@@ -167,10 +167,10 @@ export const RULES = [
     // One unrelated call inside a loop keeps it a loop (`gapBudget`); with more work between,
     // re-checking is normal, and honest edit → test rounds on the real-run corpus print the same
     // output up to four times before it moves (matplotlib-24570): two more repetitions then
-    // (`APART_REPEATS`, 5 / 7).
+    // (`APART_REPEATS`), and no stop (`apartThresholds`).
     defaults: { warning: 3, critical: 5 },
     poller: { warning: 8, critical: 15 },
-    stopShownSafe: 'the real-run corpus: no honest run repeats one call with the same answer 7 times with work between (FINDINGS.md)',
+    stopShownSafe: 'the real-run corpus: no honest run repeats one call with the same answer 5 times with at most one unrelated call in the streak; with more work between it never stops (how-it-decides.md, session 5)',
     measure: recheck,
     message: (f) =>
       `${quoted(f.toolName)} was called ${f.count} times with identical arguments${f.evidence === 'arguments+result' ? ' and returned the same result each time' : ''}, with other calls between${EVIDENCE_NOTE[f.evidence]}`,
@@ -283,10 +283,10 @@ export const RULES = [
     thresholdKey: 'failingRecheck',
     counts: 'failures',
     // One unrelated call inside keeps it a loop (`gapBudget`); a fix → verify round whose
-    // verification fails the same way after each fix needs one more (`APART_FAILURES`, 4 / 6), since
-    // the fixes between may be what it verifies.
+    // verification fails the same way after each fix needs one more (`APART_FAILURES`) and never
+    // stops (`apartThresholds`), since the fixes between may be what it verifies.
     defaults: { warning: 3, critical: 5 },
-    stopShownSafe: 'the real-run corpus: no honest run fails one call with the same error 6 times with work between (FINDINGS.md)',
+    stopShownSafe: 'the real-run corpus: no honest run fails one call with the same error 5 times with at most one unrelated call in the streak; with more work between it never stops (how-it-decides.md, session 5)',
     measure: failingRecheck,
     message: (f) => `${quoted(f.toolName)} failed ${f.count} times with the same arguments and the same error, with other calls between`,
     summary: (f) => `${quoted(f.toolName)} already failed ${times(f.before)} with these exact arguments and the same error, other calls between`,

@@ -48,12 +48,13 @@ describe('fix → verify whose verification keeps failing the same way', () => {
   const edit = (i: number): Step => ({ tool: 'file_edit', args: { path: 'src/app.py', patch: `attempt ${i}` }, result: 'File written' });
   const failingTest = (message: string): Step => ({ tool: 'pytest', args: { target: 'tests/test_app.py' }, error: { type: 'ValueError', message } });
 
-  it('warns at the 4th identical failure and stops at the 6th, edits between', () => {
+  // Work between (each edit different) is what the verification checks: warned, never stopped
+  // (how-it-decides.md "What changed in session 5", openhands-claude35).
+  it('warns at the 4th identical failure and does not stop, edits between', () => {
     const run = runAgent(times(8, (i) => [edit(i), failingTest('ValueError: bad literal for int() with base 10')]).flat());
     const d = run.detections.filter((x) => x.toolName === 'pytest');
     expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
       [8, 'warning', 'failing_recheck'],
-      [12, 'critical', 'failing_recheck'],
     ]);
   });
 
@@ -63,12 +64,11 @@ describe('fix → verify whose verification keeps failing the same way', () => {
     expect(rules(run).filter((d) => d.includes('repeated_failure'))).toEqual([]);
   });
 
-  it('a verification that succeeds with the same output after every edit: warned at the 5th, stopped at the 7th', () => {
+  it('a verification that succeeds with the same output after every edit: warned at the 5th, never stopped', () => {
     const run = runAgent(times(9, (i) => [edit(i), { tool: 'run_tests', args: { target: 'all' }, result: '1 failed, 41 passed: test_parse' }]).flat());
     const d = run.detections.filter((x) => x.toolName === 'run_tests');
     expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
       [10, 'warning', 'recheck'],
-      [14, 'critical', 'recheck'],
     ]);
   });
 
@@ -80,7 +80,7 @@ describe('fix → verify whose verification keeps failing the same way', () => {
 });
 
 describe('the same failing call with unrelated, varying calls between', () => {
-  it('warns at the 4th identical failure and stops at the 6th', () => {
+  it('warns at the 4th identical failure and does not stop: each page read between is new information', () => {
     const script: Step[] = [];
     for (let i = 0; i < 7; i++) {
       script.push({ tool: 'open_page', args: { url: `/docs/page-${i}` }, result: `page ${i}` });
@@ -89,7 +89,6 @@ describe('the same failing call with unrelated, varying calls between', () => {
     const d = runAgent(script).detections.filter((x) => x.toolName === 'charge_card');
     expect(d.map((x) => [x.callIndex, x.level])).toEqual([
       [8, 'warning'],
-      [12, 'critical'],
     ]);
   });
 });

@@ -44,7 +44,6 @@ describe('a failure is what it said, not only its class', () => {
     const d = run.detections.filter((x) => x.toolName === 'bash');
     expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
       [8, 'warning', 'failing_recheck'],
-      [12, 'critical', 'failing_recheck'],
     ]);
   });
 
@@ -236,13 +235,14 @@ describe('loops that stay stuck are stopped', () => {
     expect(run.first('critical')).toBeLessThanOrEqual(lsAt[4] as number);
   });
 
-  it('the identical call with new work between its repetitions warns before it stops', () => {
+  // Issue 27: "stops only as the corpus shows safe": a coding agent's reruns after its own edits
+  // are not (openhands-claude35, how-it-decides.md "What changed in session 5").
+  it('the identical call with new work between its repetitions warns and does not stop', () => {
     const cat: Step = { tool: 'read_file', args: { path: 'src/app.ts' }, result: 'export const app = 1;' };
     const script = times(8, (i) => [{ tool: 'write_file', args: { path: `src/part${i}.ts`, text: `export const p${i} = ${i};` }, result: 'ok' }, cat]).flat();
     const d = runAgent(script).detections.filter((x) => x.toolName === 'read_file');
     expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
       [10, 'warning', 'recheck'],
-      [14, 'critical', 'recheck'],
     ]);
   });
 });

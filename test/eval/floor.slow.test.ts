@@ -38,15 +38,10 @@ const TEST_SPLIT_BREAKS = [
 /**
  * Where the dev split of a source added after the last rule work breaks the floor at its first
  * look (FINDINGS.md, "First look at the session-5 draw"): listed, not hidden, for the engine's
- * next rule work to empty. Session 5's rule work removed `toolathlon-3` `academic-warning`
- * (FINDINGS.md "Session 5").
+ * next rule work to empty. Session 5's rule work removed `toolathlon-3` `academic-warning` and
+ * `openhands-claude35`'s three stopped runs (FINDINGS.md "Session 5").
  */
-const DEV_FIRST_LOOK_BREAKS = [
-  'tau2-leaderboard [dev] -: fewer loops stopped than the best anchor',
-  'openhands-claude35 [dev] matplotlib__matplotlib-24026: honest run stopped',
-  'openhands-claude35 [dev] sympy__sympy-14711: honest run stopped',
-  'openhands-claude35 [dev] sympy__sympy-15875: honest run stopped',
-];
+const DEV_FIRST_LOOK_BREAKS = ['tau2-leaderboard [dev] -: fewer loops stopped than the best anchor'];
 
 /**
  * Sources drawn fresh whose dev split warns more than 3 % of its honest runs at first look, with
