@@ -203,8 +203,8 @@ function apartThresholds(t: Thresholds, n: number): Thresholds {
 }
 
 /**
- * With other work between them, the repetitions of a call that is judged again (its first walk
- * ended at work) need this many more (`recheck`), or one more for a failure (`failingRecheck`).
+ * With other work between them, the repetitions of an answer to rewordings (`sameResult`) need this
+ * many more, and of a failure (`failingRecheck`) one more.
  */
 const APART_REPEATS = 2;
 const APART_FAILURES = 1;
@@ -214,8 +214,8 @@ const APART_FAILURES = 1;
  * inside a loop, a check whose output stays the same after every fix (edit → test → the same
  * output), or one call returning to a rotation of re-reads. Weaker than `identicalCalls`: the work
  * between may be what the agent wanted to verify. So a streak survives `gapBudget` calls of new
- * work at the rule's levels; past them, every repetition since the call last answered differently
- * counts, and `APART_REPEATS` more are needed. It shares `identicalCalls`' key: one loop, one report.
+ * work at the rule's levels; past them the rule is quiet (the same answer after each piece of the
+ * agent's own work is its verification). It shares `identicalCalls`' key: one loop, one report.
  */
 export function recheck(ctx: CallContext, ruleThresholds: Thresholds): Measurement | undefined {
   const { history: h, args, out, flags } = ctx;
@@ -228,12 +228,9 @@ export function recheck(ctx: CallContext, ruleThresholds: Thresholds): Measureme
   const near = walkStreak(h, q, options(ctx));
   // Nothing new between the repetitions: the evidence of `identicalCalls`, not of this rule.
   if (near.news === 0) return undefined;
-  if (near.weighted >= Math.min(thresholds.warning, thresholds.critical) || !has(flags, HAS_ARGS)) {
-    return { key, value: near.weighted, count: near.count, ...evidenceStart(h, near), thresholds, evidence };
-  }
-  const apart = apartThresholds(thresholds, APART_REPEATS);
-  const s = walkStreak(h, { ...q, gap: () => false, stopAt: stopAt(apart) }, options(ctx));
-  return { key, value: s.weighted, count: s.count, ...evidenceStart(h, s), thresholds: apart, evidence };
+  // Past `gapBudget`, the same successful answer after each piece of the agent's own work is its
+  // verification (fix → verify with the output unchanged; a re-read after edits elsewhere): quiet.
+  return { key, value: near.weighted, count: near.count, ...evidenceStart(h, near), thresholds, evidence };
 }
 
 /**

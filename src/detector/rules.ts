@@ -165,12 +165,12 @@ export const RULES = [
     thresholdKey: 'recheck',
     counts: 'calls',
     // One unrelated call inside a loop keeps it a loop (`gapBudget`); with more work between,
-    // re-checking is normal, and honest edit → test rounds on the real-run corpus print the same
-    // output up to four times before it moves (matplotlib-24570): two more repetitions then
-    // (`APART_REPEATS`), and no stop (`apartThresholds`).
+    // re-checking is normal (honest edit → test rounds print the same output again and again
+    // before it moves: matplotlib-24570, openhands-claude35) and the rule is quiet: the same
+    // answer after each of the agent's own edits is its verification (how-it-decides.md, session 5).
     defaults: { warning: 3, critical: 5 },
     poller: { warning: 8, critical: 15 },
-    stopShownSafe: 'the real-run corpus: no honest run repeats one call with the same answer 5 times with at most one unrelated call in the streak; with more work between it never stops (how-it-decides.md, session 5)',
+    stopShownSafe: 'the real-run corpus: no honest run repeats one call with the same answer 5 times with at most one unrelated call in the streak; with more work between the rule is quiet (how-it-decides.md, session 5)',
     measure: recheck,
     message: (f) =>
       `${quoted(f.toolName)} was called ${f.count} times with identical arguments${f.evidence === 'arguments+result' ? ' and returned the same result each time' : ''}, with other calls between${EVIDENCE_NOTE[f.evidence]}`,

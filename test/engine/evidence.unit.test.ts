@@ -235,15 +235,13 @@ describe('loops that stay stuck are stopped', () => {
     expect(run.first('critical')).toBeLessThanOrEqual(lsAt[4] as number);
   });
 
-  // Issue 27: "stops only as the corpus shows safe": a coding agent's reruns after its own edits
-  // are not (openhands-claude35, how-it-decides.md "What changed in session 5").
-  it('the identical call with new work between its repetitions warns and does not stop', () => {
+  // Issue 27: a re-read after edits elsewhere "may warn, and stops only as the corpus shows safe":
+  // a coding agent's reruns after its own edits show it is not (openhands-claude35,
+  // how-it-decides.md "What changed in session 5"); the same answer after each write is quiet.
+  it('the identical call with new work between its repetitions is not a loop', () => {
     const cat: Step = { tool: 'read_file', args: { path: 'src/app.ts' }, result: 'export const app = 1;' };
     const script = times(8, (i) => [{ tool: 'write_file', args: { path: `src/part${i}.ts`, text: `export const p${i} = ${i};` }, result: 'ok' }, cat]).flat();
-    const d = runAgent(script).detections.filter((x) => x.toolName === 'read_file');
-    expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
-      [10, 'warning', 'recheck'],
-    ]);
+    expect(runAgent(script).detections.filter((x) => x.toolName === 'read_file')).toEqual([]);
   });
 });
 
