@@ -32,7 +32,6 @@ const TEST_SPLIT_BREAKS = [
   'toolathlon-3 [test] -: fewer loops stopped than the best anchor',
   'tau2-leaderboard [test] -: fewer loops stopped than the best anchor',
   'tau2-leaderboard [test] gpt-oss-120b/langchain_agent_airline_2025-11-26_00-37-06/5/0: loop not caught',
-  'openhands-claude35 [test] django__django-12754: honest run stopped',
 ];
 
 /**
