@@ -1,5 +1,5 @@
 import { Char } from './chars.js';
-import { isSpace } from './result-text.js';
+import { isSpace, isWordUnit } from './result-text.js';
 
 /**
  * The operands of a command line: the paths, URLs and file names a shell command acts on
@@ -22,12 +22,6 @@ function isBreak(c: number): boolean {
     c === Char.CloseParen ||
     c === Char.Backtick
   );
-}
-
-/** A letter or digit (any unit past ASCII that is not whitespace counts, as in wording). */
-function isWordUnit(c: number): boolean {
-  if (c > Char.LastAscii) return !isSpace(c);
-  return (c >= Char.Digit0 && c <= Char.Digit9) || (c >= Char.UpperA && c <= Char.UpperZ) || (c >= Char.LowerA && c <= Char.LowerZ);
 }
 
 /** Does `u[from, to)` name a path, a URL or a file: a `/` or `\`, or a `.` between two letters or digits (`a.c`, `host.org`)? */

@@ -59,12 +59,14 @@ for (let c = 0; c < UNIT_CLASS.length; c++) {
     (isDigit(c) || (c >= Char.UpperA && c <= Char.UpperZ) || (c >= Char.LowerA && c <= Char.LowerF) ? UnitClass.IdUnit : 0);
 }
 
-/** Does `u[from, to)` hold a word character: an ASCII letter or digit, or a unit past ASCII that is not whitespace? */
+/** A word character: an ASCII letter or digit, or a unit past ASCII that is not whitespace. */
+export function isWordUnit(c: number): boolean {
+  return c > Char.LastAscii ? !isSpace(c) : isAlnum(c);
+}
+
+/** Does `u[from, to)` hold a word character (`isWordUnit`)? */
 export function hasWordUnit(u: Uint16Array, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = u[i] as number;
-    if (c > Char.LastAscii ? !isSpace(c) : isAlnum(c)) return true;
-  }
+  for (let i = from; i < to; i++) if (isWordUnit(u[i] as number)) return true;
   return false;
 }
 
