@@ -77,6 +77,24 @@ const TBENCH_MINI_CLAUDE4: SourceSpec = {
   heldOut: true,
 };
 
+/** The Multi-SWE-bench team's OpenHands + Claude 3.5 Sonnet (Oct) evaluation: `openhands-claude35` and a later draw of its runs share this. */
+const OPENHANDS_CLAUDE35: SourceSpec = {
+  id: 'openhands-claude35',
+  title: 'OpenHands CodeActAgent (MopenHands, execute_bash with exit codes, str_replace_editor) + Claude 3.5 Sonnet (Oct) on SWE-bench Verified, 50-iteration limit (runs that reached it included)',
+  repo: 'gsmoon97/swe-agent-eval',
+  licence: 'none stated in the redistributing repository; the runs are the Multi-SWE-bench team\'s evaluation 20250329_OpenHands_Claude-3.5-Sonnet(Oct) of SWE-bench Verified (multi-swe-bench/experiments), published for inspection',
+  origin: 'multi-swe-bench/experiments evaluation/python/verified/20250329_OpenHands_Claude-3.5-Sonnet(Oct) (trajs: the completion log of each run\'s last model call)',
+  format: 'openhands',
+  paths: /^evaluation\/python\/verified\/20250329_OpenHands_Claude-3\.5-Sonnet\(Oct\)\/trajs\/[^/]+\/[^/]+\.json$/,
+  agent: 'openhands-codeact',
+  model: 'Claude-3.5-Sonnet(Oct)',
+  base: '2025-03-29T00:00:00Z',
+  // 211 of the 500 runs reached the iteration limit: too many to keep all, so the sample is the
+  // first runs by hash of all 500, limits hit among them as they come
+  sample: { always: /(?!)/, others: 52 },
+  heldOut: true,
+};
+
 export const SOURCES: readonly SourceSpec[] = [
   {
     id: 'swe-agent-lm32b',
@@ -217,21 +235,12 @@ export const SOURCES: readonly SourceSpec[] = [
     agentFromFile: true,
     heldOut: true,
   },
+  OPENHANDS_CLAUDE35,
   {
-    id: 'openhands-claude35',
-    title: 'OpenHands CodeActAgent (MopenHands, execute_bash with exit codes, str_replace_editor) + Claude 3.5 Sonnet (Oct) on SWE-bench Verified, 50-iteration limit (runs that reached it included)',
-    repo: 'gsmoon97/swe-agent-eval',
-    licence: 'none stated in the redistributing repository; the runs are the Multi-SWE-bench team\'s evaluation 20250329_OpenHands_Claude-3.5-Sonnet(Oct) of SWE-bench Verified (multi-swe-bench/experiments), published for inspection',
-    origin: 'multi-swe-bench/experiments evaluation/python/verified/20250329_OpenHands_Claude-3.5-Sonnet(Oct) (trajs: the completion log of each run\'s last model call)',
-    format: 'openhands',
-    paths: /^evaluation\/python\/verified\/20250329_OpenHands_Claude-3\.5-Sonnet\(Oct\)\/trajs\/[^/]+\/[^/]+\.json$/,
-    agent: 'openhands-codeact',
-    model: 'Claude-3.5-Sonnet(Oct)',
-    base: '2025-03-29T00:00:00Z',
-    // 211 of the 500 runs reached the iteration limit: too many to keep all, so the sample is the
-    // first runs by hash of all 500, limits hit among them as they come
-    sample: { always: /(?!)/, others: 52 },
-    heldOut: true,
+    ...OPENHANDS_CLAUDE35,
+    id: 'openhands-claude35-2',
+    title: 'OpenHands CodeActAgent + Claude 3.5 Sonnet (Oct) on SWE-bench Verified, a fresh draw (session 6): the next 52 runs by hash after those of openhands-claude35 (runs that reached the 50-iteration limit included)',
+    drawnAfter: 'openhands-claude35',
   },
 ];
 
