@@ -77,6 +77,21 @@ const TBENCH_MINI_CLAUDE4: SourceSpec = {
   heldOut: true,
 };
 
+/** SWE-agent-LM-32B's SWE-bench leaderboard submission: `swe-agent-lm32b` and a later draw of its runs share this. */
+const SWE_AGENT_LM32B: SourceSpec = {
+  id: 'swe-agent-lm32b',
+  title: 'SWE-agent 1.0 + SWE-agent-LM-32B on SWE-bench Verified (bash, str_replace_editor, submit)',
+  repo: 'lgetter/swe-agent-trajectory-analysis',
+  licence: 'none stated in the redistributing repository; the runs are the SWE-bench leaderboard submission 20250511_sweagent_lm_32b (SWE-bench/experiments), published for analysis',
+  origin: 'SWE-bench/experiments evaluation/verified/20250511_sweagent_lm_32b (trajs)',
+  format: 'swe-agent',
+  paths: /^20250511_sweagent_lm_32b\/trajs\/[^/]+\/[^/]+\.traj$/,
+  agent: 'swe-agent',
+  model: 'SWE-agent-LM-32B',
+  base: '2025-05-11T00:00:00Z',
+  sample: { always: /^(?!submitted$)/, others: 86 },
+};
+
 /** The Multi-SWE-bench team's OpenHands + Claude 3.5 Sonnet (Oct) evaluation: `openhands-claude35` and a later draw of its runs share this. */
 const OPENHANDS_CLAUDE35: SourceSpec = {
   id: 'openhands-claude35',
@@ -96,19 +111,7 @@ const OPENHANDS_CLAUDE35: SourceSpec = {
 };
 
 export const SOURCES: readonly SourceSpec[] = [
-  {
-    id: 'swe-agent-lm32b',
-    title: 'SWE-agent 1.0 + SWE-agent-LM-32B on SWE-bench Verified (bash, str_replace_editor, submit)',
-    repo: 'lgetter/swe-agent-trajectory-analysis',
-    licence: 'none stated in the redistributing repository; the runs are the SWE-bench leaderboard submission 20250511_sweagent_lm_32b (SWE-bench/experiments), published for analysis',
-    origin: 'SWE-bench/experiments evaluation/verified/20250511_sweagent_lm_32b (trajs)',
-    format: 'swe-agent',
-    paths: /^20250511_sweagent_lm_32b\/trajs\/[^/]+\/[^/]+\.traj$/,
-    agent: 'swe-agent',
-    model: 'SWE-agent-LM-32B',
-    base: '2025-05-11T00:00:00Z',
-    sample: { always: /^(?!submitted$)/, others: 86 },
-  },
+  SWE_AGENT_LM32B,
   {
     id: 'swe-agent-claude4',
     title: 'SWE-agent 1.1 + Claude Sonnet 4 on SWE-bench Verified (bash, str_replace_editor, submit)',
@@ -241,6 +244,15 @@ export const SOURCES: readonly SourceSpec[] = [
     id: 'openhands-claude35-2',
     title: 'OpenHands CodeActAgent + Claude 3.5 Sonnet (Oct) on SWE-bench Verified, a fresh draw (session 6): the next 52 runs by hash after those of openhands-claude35 (runs that reached the 50-iteration limit included)',
     drawnAfter: 'openhands-claude35',
+  },
+  {
+    ...SWE_AGENT_LM32B,
+    id: 'swe-agent-lm32b-2',
+    title: 'SWE-agent 1.0 + SWE-agent-LM-32B on SWE-bench Verified, a fresh draw (session 6): the next 85 submitted runs by hash after those of swe-agent-lm32b',
+    // every run that hit a limit is in swe-agent-lm32b; of the 204 submitted runs it left, the next 85 in its hash order (~1.2 MB)
+    sample: { always: /^(?!submitted$)/, others: 85 },
+    drawnAfter: 'swe-agent-lm32b',
+    heldOut: true,
   },
 ];
 
