@@ -118,6 +118,11 @@ const sets: ReadonlyArray<readonly [string, Input[]]> = [
 ];
 const all = createHash('sha256');
 let fingerprints = 0;
+/**
+ * Distinct values of each side's `hash` and of `wording` over every input: a new hash design must
+ * not tell fewer apart (a collision rate no worse); `targets` and `action` likewise.
+ */
+const distinct = { arguments: new Set<number>(), result: new Set<number>(), wording: new Set<number>(), targets: new Set<number>(), action: new Set<number>() };
 const counts: string[] = [];
 for (const [name, inputs] of sets) {
   const digest = createHash('sha256');
@@ -129,8 +134,13 @@ for (const [name, inputs] of sets) {
       { side: 'result', volatileKeys: RESULT_KEYS },
     ];
     for (const options of sides) {
-      digest.update(line(fingerprint(text, options)) + '\n');
+      const fp = fingerprint(text, options);
+      digest.update(line(fp) + '\n');
       n++;
+      distinct[options.side].add(fp.hash);
+      if (fp.wording !== undefined) distinct.wording.add(fp.wording);
+      if (fp.targets !== undefined) distinct.targets.add(fp.targets);
+      if (fp.action !== undefined) distinct.action.add(fp.action);
       if (value !== undefined) {
         digest.update(line(fingerprint(value.value, options)) + '\n');
         n++;
@@ -143,4 +153,5 @@ for (const [name, inputs] of sets) {
   counts.push(`${name} ${inputs.length} inputs, ${n} fingerprints, ${hex.slice(0, 16)}`);
 }
 for (const c of counts) console.log(c);
+console.log(`distinct ${Object.entries(distinct).map(([k, v]) => `${k} ${v.size}`).join(', ')} (of the texts; a parsed value hashes as its text)`);
 console.log(`digest ${all.digest('hex').slice(0, 32)} (${fingerprints} fingerprints)`);
