@@ -92,6 +92,21 @@ const SWE_AGENT_LM32B: SourceSpec = {
   sample: { always: /^(?!submitted$)/, others: 86 },
 };
 
+/** SWE-agent 1.1 + Claude Sonnet 4's SWE-bench leaderboard submission: `swe-agent-claude4` and a later draw of its runs share this. */
+const SWE_AGENT_CLAUDE4: SourceSpec = {
+  id: 'swe-agent-claude4',
+  title: 'SWE-agent 1.1 + Claude Sonnet 4 on SWE-bench Verified (bash, str_replace_editor, submit)',
+  repo: 'lgetter/swe-agent-trajectory-analysis',
+  licence: 'none stated in the redistributing repository; the runs are the SWE-bench leaderboard submission 20250522_sweagent_claude-4-sonnet-20250514 (SWE-bench/experiments)',
+  origin: 'SWE-bench/experiments evaluation/verified/20250522_sweagent_claude-4-sonnet-20250514 (trajs)',
+  format: 'swe-agent',
+  paths: /^20250522_sweagent_claude-4-sonnet-20250514\/trajs\/[^/]+\/[^/]+\.traj$/,
+  agent: 'swe-agent',
+  model: 'claude-sonnet-4-20250514',
+  base: '2025-05-22T00:00:00Z',
+  sample: { always: /^(?!submitted$)/, others: 24 },
+};
+
 /** The Multi-SWE-bench team's OpenHands + Claude 3.5 Sonnet (Oct) evaluation: `openhands-claude35` and a later draw of its runs share this. */
 const OPENHANDS_CLAUDE35: SourceSpec = {
   id: 'openhands-claude35',
@@ -112,19 +127,7 @@ const OPENHANDS_CLAUDE35: SourceSpec = {
 
 export const SOURCES: readonly SourceSpec[] = [
   SWE_AGENT_LM32B,
-  {
-    id: 'swe-agent-claude4',
-    title: 'SWE-agent 1.1 + Claude Sonnet 4 on SWE-bench Verified (bash, str_replace_editor, submit)',
-    repo: 'lgetter/swe-agent-trajectory-analysis',
-    licence: 'none stated in the redistributing repository; the runs are the SWE-bench leaderboard submission 20250522_sweagent_claude-4-sonnet-20250514 (SWE-bench/experiments)',
-    origin: 'SWE-bench/experiments evaluation/verified/20250522_sweagent_claude-4-sonnet-20250514 (trajs)',
-    format: 'swe-agent',
-    paths: /^20250522_sweagent_claude-4-sonnet-20250514\/trajs\/[^/]+\/[^/]+\.traj$/,
-    agent: 'swe-agent',
-    model: 'claude-sonnet-4-20250514',
-    base: '2025-05-22T00:00:00Z',
-    sample: { always: /^(?!submitted$)/, others: 24 },
-  },
+  SWE_AGENT_CLAUDE4,
   {
     id: 'tau2-orchestrator',
     title: 'τ²-bench leaderboard: ToolOrchestra (Nemotron-Orchestrator-8B) airline and retail, 1 trial',
@@ -252,6 +255,15 @@ export const SOURCES: readonly SourceSpec[] = [
     // every run that hit a limit is in swe-agent-lm32b; of the 204 submitted runs it left, the next 85 in its hash order (~1.2 MB)
     sample: { always: /^(?!submitted$)/, others: 85 },
     drawnAfter: 'swe-agent-lm32b',
+    heldOut: true,
+  },
+  {
+    ...SWE_AGENT_CLAUDE4,
+    id: 'swe-agent-claude4-2',
+    title: 'SWE-agent 1.1 + Claude Sonnet 4 on SWE-bench Verified, a fresh draw (session 6): every run of the snapshot that swe-agent-claude4 did not take',
+    // all of them: 39 runs, about 0.6 MB
+    sample: { always: /^(?!submitted$)/, others: 1000 },
+    drawnAfter: 'swe-agent-claude4',
     heldOut: true,
   },
 ];
