@@ -193,21 +193,14 @@ export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Me
 }
 
 /**
- * Thresholds for repetitions with more work between them than `gapBudget`: `n` more to warn, and
- * never a stop. The work between may be what the agent verifies: a coding agent reruns one test
- * after each of its own different edits with the same output past any count (openhands-claude35,
- * how-it-decides.md "What changed in session 5").
+ * Thresholds for rewordings with other work between them (`sameResult`): `APART_REPEATS` more to
+ * warn, and never a stop.
  */
-function apartThresholds(t: Thresholds, n: number): Thresholds {
-  return { warning: t.warning + n, critical: Number.POSITIVE_INFINITY };
+function apartThresholds(t: Thresholds): Thresholds {
+  return { warning: t.warning + APART_REPEATS, critical: Number.POSITIVE_INFINITY };
 }
 
-/**
- * With other work between them, the repetitions of an answer to rewordings (`sameResult`) need this
- * many more, and of a failure (`failingRecheck`) one more.
- */
 const APART_REPEATS = 2;
-const APART_FAILURES = 1;
 
 /**
  * The same call with the same answer, other work between its repetitions: one unrelated call
@@ -319,7 +312,7 @@ export function sameResult(ctx: CallContext, thresholds: Thresholds): Measuremen
   if (near.weighted >= Math.min(thresholds.warning, thresholds.critical)) return sameResultFinding(ctx, near, thresholds);
   // Rewordings with other work between them (a rotation of lookups and rewrites that each get the
   // same refusal) need more of them, and the user's new messages end them.
-  const apart = apartThresholds(thresholds, APART_REPEATS);
+  const apart = apartThresholds(thresholds);
   last = wording;
   return sameResultFinding(ctx, walkStreak(h, { ...q, gap: () => false, userTurnEnds: true, stopAt: stopAt(apart) }, options(ctx)), apart);
 }
@@ -400,19 +393,21 @@ export function repeatedFailure(ctx: CallContext, thresholds: Thresholds): Measu
 }
 
 /**
- * The same call failing the same way with other work between its attempts: a fix → verify round
- * whose verification keeps failing with the same failure. Weaker than `repeatedFailure` (the work
- * between may be what is being verified): `gapBudget` calls of new work at the rule's levels,
- * past them every identical failure since the call last failed differently or succeeded, and
- * `APART_FAILURES` more. It shares `repeatedFailure`'s key: one loop, one report.
+ * The same call failing the same way with other calls between its attempts that brought news but
+ * no new work: a fix → verify round whose fix did not apply (the edit failed, or an earlier one
+ * was sent again) and whose verification keeps failing with the same failure. Weaker than
+ * `repeatedFailure` (something new happened between). A streak survives `gapBudget` calls of new
+ * work (a new call that succeeded) at the rule's levels; past them the rule is quiet, as `recheck`
+ * is: the same failure after each of the agent's own new fixes verifies each fix (a coding agent
+ * rewrites its fix and reruns one failing script, the output unchanged, and finishes:
+ * openhands-claude35, how-it-decides.md "What changed in session 6"). It shares
+ * `repeatedFailure`'s key: one loop, one report.
  */
 export function failingRecheck(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
   if (!countableFailure(ctx.flags) || !active(thresholds) || (ctx.seen & SEEN_CALL) === 0) return undefined;
   const near = identicalFailure(ctx, thresholds, undefined, ctx.settings.gapBudget, true);
   // Nothing new between the attempts: the evidence of `repeatedFailure`, not of this rule.
-  if (near.news === 0) return undefined;
-  if (near.measurement.value >= Math.min(thresholds.warning, thresholds.critical)) return near.measurement;
-  return identicalFailure(ctx, apartThresholds(thresholds, APART_FAILURES), () => false, 0, true).measurement;
+  return near.news === 0 ? undefined : near.measurement;
 }
 
 /**

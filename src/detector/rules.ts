@@ -282,11 +282,12 @@ export const RULES = [
     evidenceKind: 'work-between',
     thresholdKey: 'failingRecheck',
     counts: 'failures',
-    // One unrelated call inside keeps it a loop (`gapBudget`); a fix → verify round whose
-    // verification fails the same way after each fix needs one more (`APART_FAILURES`) and never
-    // stops (`apartThresholds`), since the fixes between may be what it verifies.
+    // One unrelated call inside keeps it a loop (`gapBudget`), and so do fixes that did not apply
+    // (failed edits, an earlier edit sent again). With more new work between, the same failure
+    // after each new fix verifies that fix and the rule is quiet: on every real run that reruns a
+    // failing check after new work that succeeded, the run was honest (how-it-decides.md, session 6).
     defaults: { warning: 3, critical: 5 },
-    stopShownSafe: 'the real-run corpus: no honest run fails one call with the same error 5 times with at most one unrelated call in the streak; with more work between it never stops (how-it-decides.md, session 5)',
+    stopShownSafe: 'the real-run corpus: no honest run fails one call with the same error 5 times with at most one unrelated call in the streak; with more new work between the rule is quiet (how-it-decides.md, sessions 5 and 6)',
     measure: failingRecheck,
     message: (f) => `${quoted(f.toolName)} failed ${f.count} times with the same arguments and the same error, with other calls between`,
     summary: (f) => `${quoted(f.toolName)} already failed ${times(f.before)} with these exact arguments and the same error, other calls between`,

@@ -48,14 +48,26 @@ describe('fix → verify whose verification keeps failing the same way', () => {
   const edit = (i: number): Step => ({ tool: 'file_edit', args: { path: 'src/app.py', patch: `attempt ${i}` }, result: 'File written' });
   const failingTest = (message: string): Step => ({ tool: 'pytest', args: { target: 'tests/test_app.py' }, error: { type: 'ValueError', message } });
 
-  // Work between (each edit different) is what the verification checks: warned, never stopped
-  // (how-it-decides.md "What changed in session 5", openhands-claude35).
-  it('warns at the 4th identical failure and does not stop, edits between', () => {
-    const run = runAgent(times(8, (i) => [edit(i), failingTest('ValueError: bad literal for int() with base 10')]).flat());
+  // A new fix that applied before each run is what the run verifies: quiet however long (how-it-decides.md
+  // "What changed in session 6": openhands-claude35 astropy-14369, matplotlib-24026, sympy-13031).
+  it('each fix different and applied, the same failure after each: quiet', () => {
+    const run = runAgent(times(10, (i) => [edit(i), failingTest('ValueError: bad literal for int() with base 10')]).flat());
+    expect(run.detections.filter((x) => x.toolName === 'pytest')).toEqual([]);
+  });
+
+  it('fixes that do not apply, the same failure after each: warned at the 3rd, stopped at the 5th', () => {
+    const refused = (i: number): Step => ({ tool: 'file_edit', args: { path: 'src/app.py', patch: `attempt ${i}` }, error: { type: 'EditError', message: 'old text not found' } });
+    const run = runAgent(times(6, (i) => [refused(i), failingTest('ValueError: bad literal for int() with base 10')]).flat());
     const d = run.detections.filter((x) => x.toolName === 'pytest');
     expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
-      [8, 'warning', 'failing_recheck'],
+      [6, 'warning', 'failing_recheck'],
+      [10, 'critical', 'failing_recheck'],
     ]);
+  });
+
+  it('the same fix sent again and again, the same failure after each: nothing new, stopped', () => {
+    const run = runAgent(times(6, () => [edit(0), failingTest('ValueError: bad literal for int() with base 10')]).flat());
+    expect(rules(run).filter((d) => d.includes('critical')).slice(0, 2)).toEqual(['8:cycle:critical', '10:repeated_failure:critical']);
   });
 
   it('a failure that changes after each edit stays quiet', () => {
@@ -88,15 +100,20 @@ describe('fix → verify whose verification keeps failing the same way', () => {
 });
 
 describe('the same failing call with unrelated, varying calls between', () => {
-  it('warns at the 4th identical failure and does not stop: each page read between is new information', () => {
-    const script: Step[] = [];
-    for (let i = 0; i < 7; i++) {
-      script.push({ tool: 'open_page', args: { url: `/docs/page-${i}` }, result: `page ${i}` });
-      script.push({ tool: 'charge_card', args: { order: 'o-17', amount: 42 }, error: { type: 'PaymentDeclined', message: 'card declined' } });
-    }
-    const d = runAgent(script).detections.filter((x) => x.toolName === 'charge_card');
-    expect(d.map((x) => [x.callIndex, x.level])).toEqual([
-      [8, 'warning'],
+  const declined: Step = { tool: 'charge_card', args: { order: 'o-17', amount: 42 }, error: { type: 'PaymentDeclined', message: 'card declined' } };
+  // A new call that succeeded may have changed what the failing call meets, and call hashes cannot
+  // tell a read from a write: past one such call in the streak, the retry is not counted.
+  it('is quiet with a new successful call before each retry', () => {
+    const script = times(7, (i) => [{ tool: 'open_page', args: { url: `/docs/page-${i}` }, result: `page ${i}` }, declined]).flat();
+    expect(runAgent(script).detections.filter((x) => x.toolName === 'charge_card')).toEqual([]);
+  });
+
+  it('is warned and stopped with one unrelated call inside the streak', () => {
+    const run = runAgent([declined, { tool: 'open_page', args: { url: '/docs/billing' }, result: 'billing' }, declined, { tool: 'get_order', args: { order: 'o-17' }, error: { message: 'not found' } }, declined, declined, declined]);
+    const d = run.detections.filter((x) => x.toolName === 'charge_card');
+    expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
+      [5, 'warning', 'failing_recheck'],
+      [7, 'critical', 'failing_recheck'],
     ]);
   });
 });

@@ -39,12 +39,19 @@ describe('a failure is what it said, not only its class', () => {
     expect(rules(run)).toEqual([]);
   });
 
-  it('the same test failing the same way after every edit is still found (durations are noise)', () => {
-    const run = runAgent(times(8, (i) => [edit(i), pytest(`1 failed, 6 passed in 0.${30 + i}s\nFAILED tests/test_parse.py::test_nested`)]).flat());
+  it('the same test failing the same way after every fix that did not apply is still found (durations are noise)', () => {
+    const fixRefused = (i: number): Step => ({ tool: 'apply_patch', args: { patch: `attempt ${i}` }, error: { message: 'patch does not apply' } });
+    const run = runAgent(times(8, (i) => [fixRefused(i), pytest(`1 failed, 6 passed in 0.${30 + i}s\nFAILED tests/test_parse.py::test_nested`)]).flat());
     const d = run.detections.filter((x) => x.toolName === 'bash');
     expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
-      [8, 'warning', 'failing_recheck'],
+      [6, 'warning', 'failing_recheck'],
+      [10, 'critical', 'failing_recheck'],
     ]);
+  });
+
+  it('the same test failing the same way after each new fix that applied verifies each fix: quiet', () => {
+    const run = runAgent(times(8, (i) => [edit(i), pytest(`1 failed, 6 passed in 0.${30 + i}s\nFAILED tests/test_parse.py::test_nested`)]).flat());
+    expect(rules(run)).toEqual([]);
   });
 
   it('the same malformed call failing the same way is stopped by the 5th', () => {

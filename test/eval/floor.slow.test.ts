@@ -46,10 +46,10 @@ const DEV_FIRST_LOOK_BREAKS = ['tau2-leaderboard [dev] -: fewer loops stopped th
  * Sources drawn fresh whose dev split warns more than 3 % of its honest runs at first look, with
  * that first-look count: listed, not hidden, so that the floor holds everywhere else and a rule
  * change that lowers it shows here. Issue 27 is done when this is empty; session 5's rules emptied
- * it of `toolathlon-early` (2 → 0, FINDINGS.md "Session 5").
+ * it of `toolathlon-early` (2 → 0), session 6's of `openhands-claude35` (7 at first look, 4 after
+ * session 5, 1 of 34 now: FINDINGS.md "Session 6").
  */
 const FIRST_LOOK_WARNED_ABOVE_3_PERCENT: Readonly<Record<string, number>> = {
-  'openhands-claude35': 7,
   // session 6's fresh draw (FINDINGS.md, "First look at the session-6 draw"): 3 of 36
   'openhands-claude35-2': 3,
 };
@@ -113,7 +113,7 @@ describe('the floor', () => {
     }
   });
 
-  it('warns no more honest dev runs than after session 5 (3 of 1 342: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, tbench-mini-claude4 blind-maze-explorer-algorithm), plus the first-look warnings listed above', () => {
+  it('warns no more honest dev runs than after session 6 (3 of 1 376: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, openhands-claude35 django-15563), plus the first-look warnings listed above', () => {
     const warned = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.honestWarned, 0);
     const listed = Object.values(FIRST_LOOK_WARNED_ABOVE_3_PERCENT).reduce((a, b) => a + b, 0);
     expect(warned).toBeLessThanOrEqual(3 + listed);
