@@ -57,9 +57,10 @@ function keys(c: EvalCall): { call: string; outcome: string } {
 /** The streaks of one run: every call failing the same way 3 times or more with calls between. */
 export function failingStreaks(run: EvalRun, minReruns = 3): FailingStreak[] {
   const calls = run.calls;
-  const fp = calls.map(keys);
-  const callKey = (c: EvalCall): string => fp[c.index - 1]!.call;
-  const outcomeKey = (c: EvalCall): string => fp[c.index - 1]!.outcome;
+  const fp = new Map(calls.map((c) => [c, keys(c)]));
+  const callKey = (c: EvalCall): string => fp.get(c)?.call ?? '';
+  const outcomeKey = (c: EvalCall): string => fp.get(c)?.outcome ?? '';
+  const at = (i: number): EvalCall => calls[i] as EvalCall;
   const seenCall = new Set<string>();
   const seenCallOutcome = new Set<string>();
   /** Per call: new arguments / repeats an earlier call and outcome (as of its own position). */
@@ -82,11 +83,11 @@ export function failingStreaks(run: EvalRun, minReruns = 3): FailingStreak[] {
   for (const positions of byCall.values()) {
     let start = 0;
     while (start < positions.length) {
-      const first = calls[positions[start] as number]!;
+      const first = at(positions[start] as number);
       let end = start + 1;
       if (first.failed) {
         while (end < positions.length) {
-          const c = calls[positions[end] as number]!;
+          const c = at(positions[end] as number);
           if (!c.failed || outcomeKey(c) !== outcomeKey(first)) break;
           end++;
         }
@@ -105,7 +106,7 @@ export function failingStreaks(run: EvalRun, minReruns = 3): FailingStreak[] {
           let repeats = 0;
           let fromEarlierGap = 0;
           for (let i = from; i < to; i++) {
-            const c = calls[i]!;
+            const c = at(i);
             const k = callKey(c);
             keys.push(k);
             if (isRepeat[i]) repeats++;
@@ -119,8 +120,8 @@ export function failingStreaks(run: EvalRun, minReruns = 3): FailingStreak[] {
           gaps.push({ calls: to - from, newOk, newFailed, repeats, fromEarlierGap });
         }
         const next = positions[end];
-        const after = next === undefined ? 'not-rerun' : calls[next]!.failed ? 'moved' : 'succeeded';
-        out.push({ tool: first.name, at: streak.map((i) => calls[i]!.index), gaps, after });
+        const after = next === undefined ? 'not-rerun' : at(next).failed ? 'moved' : 'succeeded';
+        out.push({ tool: first.name, at: streak.map((i) => at(i).index), gaps, after });
       }
       start = end;
     }
