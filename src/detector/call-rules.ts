@@ -1,5 +1,5 @@
 import { combineAll, type Hash } from '../fingerprint/hash.js';
-import { HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
+import { HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, sameHash, UNKNOWN_TOOL, USER_TURN, type CallHistory } from './history.js';
 import { similarWording } from '../fingerprint/wording.js';
 import { walkStreak, type Streak, type StreakQuery } from './streak.js';
 import type { Thresholds } from './thresholds.js';
@@ -190,6 +190,47 @@ export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Me
   // long they took. Only a poller's answer is expected to move with time.
   const value = !has(flags, POLLER) && s.count >= thresholds.critical ? s.count : s.weighted;
   return { key, value, count: s.count, ...evidenceStart(h, s), thresholds, evidence };
+}
+
+/**
+ * The same call with the same answer in consecutive steps, each step after the first holding
+ * nothing else new and no user message before it: the agent sends the identical request again the
+ * moment it got its answer, with nothing at all between (a transfer resent three times, each
+ * `Transfer successful`). Stronger than `identicalCalls`, which lets other repeats and a step's
+ * parallel new calls pass between. Counted on captured arguments and results only; spaced-out
+ * repetitions weigh less, and a poller's unchanged status is its role's (how-it-decides.md,
+ * "What changed in session 6").
+ */
+export function backToBack(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
+  const { history: h, tool, args, out, flags } = ctx;
+  if (!has(flags, OK) || !has(flags, HAS_ARGS) || !has(flags, HAS_RESULT) || has(flags, POLLER) || (ctx.seen & SEEN_CALL) === 0 || !active(thresholds)) return undefined;
+  const limit = stopAt(thresholds);
+  const same = (i: number): boolean => h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out);
+  const { idleMs, weight } = ctx.settings.spacing;
+  let count = 0;
+  let weighted = 0;
+  let first = h.size - 1;
+  let newerStart = h.start(first);
+  for (let i = h.size - 1; i >= 0 && weighted < limit; ) {
+    const batch = h.batch(i);
+    let found = -1;
+    // the step is the streak's first: something else new in it, or a user message before it
+    let opens = false;
+    for (; i >= 0 && h.batch(i) === batch; i--) {
+      const f = h.flags(i);
+      if (has(f, USER_TURN)) opens = true;
+      if (same(i)) found = i;
+      else if (has(f, NEWS)) opens = true;
+    }
+    if (found < 0) break;
+    weighted += count === 0 || newerStart - h.end(found) < idleMs ? 1 : weight;
+    count++;
+    first = found;
+    newerStart = h.start(found);
+    if (opens) break;
+  }
+  if (count < 2) return undefined;
+  return { key: combineAll(R_IDENTICAL, ctx.toolHash, args, out), value: weighted, count, firstEnd: h.end(first), firstBack: h.size - 1 - first, thresholds, evidence: 'arguments+result' };
 }
 
 /**

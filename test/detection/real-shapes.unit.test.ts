@@ -177,3 +177,33 @@ describe('cycle messages', () => {
     expect(d?.message).not.toContain('/a');
   });
 });
+
+describe('a write resent back to back (tau2-leaderboard: transfer_to_human_agents three times)', () => {
+  const transfer: Step = { tool: 'transfer_to_human_agents', args: { summary: 'User wants to change reservation XEWRD9 to a nonstop flight; not allowed by policy.' }, result: 'Transfer successful' };
+
+  it('the same write, the same answer, three times in a row, is stopped at the 3rd', () => {
+    const run = runAgent([transfer, transfer, transfer, transfer]);
+    expect(rules(run)).toEqual(['3:back_to_back:critical']);
+    expect(run.detections[0]?.message).toContain('3 times back to back');
+  });
+
+  it('a read repeated back to back keeps its hint first: warned at the 3rd, stopped at the 5th', () => {
+    const search: Step = { tool: 'search_flights', args: { from: 'ATL', to: 'LAS' }, result: 'HAT001 08:00 nonstop' };
+    expect(rules(runAgent(times(5, () => search)))).toEqual(['3:identical_calls:warning', '5:identical_calls:critical']);
+  });
+
+  it('the same additions in parallel with new removals each round (bfcl vector_prereq_33, honest) are not back to back', () => {
+    const round = (r: number): Step[] => [
+      ...times(3, (k) => ({ tool: 'core_memory_remove', args: { vec_id: r * 3 + k }, result: { status: `ID ${r * 3 + k} removed from store.` } })),
+      ...times(3, (k) => ({ tool: 'core_memory_add', args: { text: `note ${k}` }, result: { id: 10 + r * 3 + k } })),
+    ];
+    const run = runAgent([round(0), round(1), round(2), round(3)]);
+    expect(rules(run).filter((d) => d.includes('back_to_back') || d.includes('critical'))).toEqual([]);
+  });
+
+  it('a user message that says something new before a resend, or resends spaced out in time, are not back to back', () => {
+    expect(rules(runAgent([transfer, transfer, { user: 'I said I do not want to be transferred.' }, transfer])).filter((d) => d.includes('back_to_back'))).toEqual([]);
+    const spaced = { ...transfer, idleMs: 60_000 };
+    expect(runAgent([spaced, spaced, spaced]).first('critical')).toBeUndefined();
+  });
+});

@@ -89,9 +89,17 @@ describe('a target is not noise', () => {
     expect(run.detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([['same_result', 'warning', 5]]);
   });
 
-  it('the same update of the same block, the same answer, five times, is stopped at the 5th', () => {
+  it('the same update of the same block, the same answer, back to back, is stopped at the 3rd (a write resent)', () => {
     const run = runAgent(times(6, () => ({ tool: 'notion_update_block', args: { block_id: uuid(1), content: 'Status: done' }, result: confirmation(uuid(1), 1) })));
-    expect(run.first('critical')).toBe(5);
+    expect(run.first('critical')).toBe(3);
+    expect(run.detections[0]).toMatchObject({ rule: 'back_to_back', level: 'critical', count: 3 });
+  });
+
+  it('the same update of the same block with a new read before each is not back to back, and not stopped', () => {
+    const update: Step = { tool: 'notion_update_block', args: { block_id: uuid(1), content: 'Status: done' }, result: confirmation(uuid(1), 1) };
+    const run = runAgent(times(5, (i) => [{ tool: 'notion_get_page', args: { page: `p${i}` }, result: `page ${i}` }, update]).flat());
+    expect(run.first('critical')).toBeUndefined();
+    expect(rules(run).filter((d) => d.includes('back_to_back'))).toEqual([]);
   });
 });
 

@@ -38,9 +38,13 @@ const TEST_SPLIT_BREAKS = [
  * Where the dev split of a source added after the last rule work breaks the floor at its first
  * look (FINDINGS.md, "First look at the session-5 draw"): listed, not hidden, for the engine's
  * next rule work to empty. Session 5's rule work removed `toolathlon-3` `academic-warning` and
- * `openhands-claude35`'s three stopped runs (FINDINGS.md "Session 5").
+ * `openhands-claude35`'s three stopped runs, session 6's `tau2-leaderboard`'s anchor gap (a write
+ * resent back to back: 7 → 12 of 12 stopped; FINDINGS.md "Session 6").
  */
-const DEV_FIRST_LOOK_BREAKS = ['tau2-leaderboard [dev] -: fewer loops stopped than the best anchor'];
+const DEV_FIRST_LOOK_BREAKS: string[] = [];
+
+/** Dev loops stopped after session 6 (FINDINGS.md "Session 6"): a rule change may add to it, not take away. */
+const DEV_LOOPS_STOPPED = 49;
 
 /**
  * Sources drawn fresh whose dev split warns more than 3 % of its honest runs at first look, with
@@ -100,6 +104,11 @@ describe('the floor', () => {
 
   it('holds on the dev split of the real corpus: no honest run stopped, every loop caught and stopped by its 5th repeat, no source behind its best anchor', () => {
     expect(floorFailures(dev).map((f) => `${f.corpus} ${f.runId}: ${f.problem}`)).toEqual(DEV_FIRST_LOOK_BREAKS);
+  });
+
+  it(`stops at least ${DEV_LOOPS_STOPPED} of the dev split's loops (session 6)`, () => {
+    const stopped = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.loopsStopped, 0);
+    expect(stopped).toBeGreaterThanOrEqual(DEV_LOOPS_STOPPED);
   });
 
   it('warns at most 1 % of the honest runs of the dev split, and no source above 3 %', () => {
