@@ -47,6 +47,8 @@ export const SEEN_OUT = 2;
 export const SEEN_ARGS = 4;
 /** ... with its arguments and outcome, success or failure alike, in an earlier batch. */
 export const SEEN_CALL = 8;
+/** ... with its arguments, succeeding (any outcome). */
+export const SEEN_ARGS_OK = 16;
 
 /** The settings the rules read (a `ResolvedConfig` has them). */
 export interface RuleSettings {

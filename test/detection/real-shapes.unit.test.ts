@@ -207,3 +207,22 @@ describe('a write resent back to back (tau2-leaderboard: transfer_to_human_agent
     expect(runAgent([spaced, spaced, spaced]).first('critical')).toBeUndefined();
   });
 });
+
+describe('a write that failed and then applied is new work (openhands-claude35 django-15563, openhands-claude35-2 django-13807)', () => {
+  const rm: Step = { tool: 'execute_bash', args: { command: 'rm /workspace/repro.py' }, result: '[The command completed with exit code 0.]' };
+  const create = (v: number, exists: boolean): Step =>
+    exists
+      ? { tool: 'str_replace_editor', args: { command: 'create', path: '/workspace/repro.py', file_text: `version ${v}` }, error: { message: 'Invalid `path` parameter: file already exists' } }
+      : { tool: 'str_replace_editor', args: { command: 'create', path: '/workspace/repro.py', file_text: `version ${v}` }, result: 'File created successfully' };
+  const run = (out: string): Step => ({ tool: 'execute_bash', args: { command: 'python /workspace/repro.py' }, error: { message: out } });
+
+  it('rm, then the refused create applied, run, next version refused: each lap writes a new script, quiet', () => {
+    const script = times(4, (v) => [rm, create(v, false), run(`Traceback ${v}`), create(v + 1, true)]).flat();
+    expect(rules(runAgent([create(0, true), ...script])).filter((d) => d.includes('recheck'))).toEqual([]);
+  });
+
+  it('rm, then the same create that already applied, run: the same rm with nothing done between is warned at the 3rd', () => {
+    const script = times(4, (v) => [rm, create(0, false), run(`Traceback ${v}`)]).flat();
+    expect(rules(runAgent(script)).filter((d) => d.includes('execute_bash') || d.includes('recheck'))).toContain('7:recheck:warning');
+  });
+});
