@@ -51,8 +51,8 @@ const DEV_LOOPS_STOPPED = 49;
  * that first-look count: listed, not hidden, so that the floor holds everywhere else and a rule
  * change that lowers it shows here. Issue 27 is done when this is empty; session 5's rules emptied
  * it of `toolathlon-early` (2 → 0), session 6's of `openhands-claude35` (7 at first look, 4 after
- * session 5, 1 of 34 now) and of session 6's fresh draw `openhands-claude35-2` (3 of 36 at first
- * look, 1 now: FINDINGS.md "Session 6").
+ * session 5, 0 of 34 now) and of session 6's fresh draw `openhands-claude35-2` (3 of 36 at first
+ * look, 0 now: FINDINGS.md "Session 6").
  */
 const FIRST_LOOK_WARNED_ABOVE_3_PERCENT: Readonly<Record<string, number>> = {};
 const synthetic = evaluateCorpus(loadSyntheticCorpus());
@@ -120,10 +120,10 @@ describe('the floor', () => {
     }
   });
 
-  it('warns no more honest dev runs than after session 6 (4 of 1 412: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, openhands-claude35 django-15563, openhands-claude35-2 django-13807), plus the first-look warnings listed above', () => {
+  it('warns no more honest dev runs than after session 6 (2 of 1 412: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33), plus the first-look warnings listed above', () => {
     const warned = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.honestWarned, 0);
     const listed = Object.values(FIRST_LOOK_WARNED_ABOVE_3_PERCENT).reduce((a, b) => a + b, 0);
-    expect(warned).toBeLessThanOrEqual(4 + listed);
+    expect(warned).toBeLessThanOrEqual(2 + listed);
   });
 
   it.skipIf(process.env.LOOPWATCH_SCORE_TEST !== '1')('breaks on the held-out test split only where it did when scored at the end', () => {
