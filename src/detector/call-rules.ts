@@ -1,5 +1,5 @@
 import { combineAll, type Hash } from '../fingerprint/hash.js';
-import { HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, sameHash, UNKNOWN_TOOL, type CallHistory } from './history.js';
+import { HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, sameHash, UNKNOWN_TOOL, USER_TURN, type CallHistory } from './history.js';
 import { similarWording } from '../fingerprint/wording.js';
 import { walkStreak, type Streak, type StreakQuery } from './streak.js';
 import type { Thresholds } from './thresholds.js';
@@ -47,6 +47,8 @@ export const SEEN_OUT = 2;
 export const SEEN_ARGS = 4;
 /** ... with its arguments and outcome, success or failure alike, in an earlier batch. */
 export const SEEN_CALL = 8;
+/** ... with its arguments, succeeding (any outcome). */
+export const SEEN_ARGS_OK = 16;
 
 /** The settings the rules read (a `ResolvedConfig` has them). */
 export interface RuleSettings {
@@ -193,21 +195,55 @@ export function identicalCalls(ctx: CallContext, ruleThresholds: Thresholds): Me
 }
 
 /**
- * Thresholds for repetitions with more work between them than `gapBudget`: `n` more to warn, and
- * never a stop. The work between may be what the agent verifies: a coding agent reruns one test
- * after each of its own different edits with the same output past any count (openhands-claude35,
- * how-it-decides.md "What changed in session 5").
+ * The same call with the same answer in consecutive steps, each step after the first holding
+ * nothing else new and no user message before it: the agent sends the identical request again the
+ * moment it got its answer, with nothing at all between (a transfer resent three times, each
+ * `Transfer successful`). Stronger than `identicalCalls`, which lets other repeats and a step's
+ * parallel new calls pass between. Counted on captured arguments and results only; spaced-out
+ * repetitions weigh less, and a poller's unchanged status is its role's (how-it-decides.md,
+ * "What changed in session 6").
  */
-function apartThresholds(t: Thresholds, n: number): Thresholds {
-  return { warning: t.warning + n, critical: Number.POSITIVE_INFINITY };
+export function backToBack(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
+  const { history: h, tool, args, out, flags } = ctx;
+  if (!has(flags, OK) || !has(flags, HAS_ARGS) || !has(flags, HAS_RESULT) || has(flags, POLLER) || (ctx.seen & SEEN_CALL) === 0 || !active(thresholds)) return undefined;
+  const limit = stopAt(thresholds);
+  const same = (i: number): boolean => h.tool(i) === tool && has(h.flags(i), OK) && sameHash(h.args(i), args) && sameHash(h.out(i), out);
+  const { idleMs, weight } = ctx.settings.spacing;
+  let count = 0;
+  let weighted = 0;
+  let first = h.size - 1;
+  let newerStart = h.start(first);
+  for (let i = h.size - 1; i >= 0 && weighted < limit; ) {
+    const batch = h.batch(i);
+    let found = -1;
+    // the step is the streak's first: something else new in it, or a user message before it
+    let opens = false;
+    for (; i >= 0 && h.batch(i) === batch; i--) {
+      const f = h.flags(i);
+      if (has(f, USER_TURN)) opens = true;
+      if (same(i)) found = i;
+      else if (has(f, NEWS)) opens = true;
+    }
+    if (found < 0) break;
+    weighted += count === 0 || newerStart - h.end(found) < idleMs ? 1 : weight;
+    count++;
+    first = found;
+    newerStart = h.start(found);
+    if (opens) break;
+  }
+  if (count < 2) return undefined;
+  return { key: combineAll(R_IDENTICAL, ctx.toolHash, args, out), value: weighted, count, firstEnd: h.end(first), firstBack: h.size - 1 - first, thresholds, evidence: 'arguments+result' };
 }
 
 /**
- * With other work between them, the repetitions of an answer to rewordings (`sameResult`) need this
- * many more, and of a failure (`failingRecheck`) one more.
+ * Thresholds for rewordings with other work between them (`sameResult`): `APART_REPEATS` more to
+ * warn, and never a stop.
  */
+function apartThresholds(t: Thresholds): Thresholds {
+  return { warning: t.warning + APART_REPEATS, critical: Number.POSITIVE_INFINITY };
+}
+
 const APART_REPEATS = 2;
-const APART_FAILURES = 1;
 
 /**
  * The same call with the same answer, other work between its repetitions: one unrelated call
@@ -319,7 +355,7 @@ export function sameResult(ctx: CallContext, thresholds: Thresholds): Measuremen
   if (near.weighted >= Math.min(thresholds.warning, thresholds.critical)) return sameResultFinding(ctx, near, thresholds);
   // Rewordings with other work between them (a rotation of lookups and rewrites that each get the
   // same refusal) need more of them, and the user's new messages end them.
-  const apart = apartThresholds(thresholds, APART_REPEATS);
+  const apart = apartThresholds(thresholds);
   last = wording;
   return sameResultFinding(ctx, walkStreak(h, { ...q, gap: () => false, userTurnEnds: true, stopAt: stopAt(apart) }, options(ctx)), apart);
 }
@@ -400,19 +436,21 @@ export function repeatedFailure(ctx: CallContext, thresholds: Thresholds): Measu
 }
 
 /**
- * The same call failing the same way with other work between its attempts: a fix → verify round
- * whose verification keeps failing with the same failure. Weaker than `repeatedFailure` (the work
- * between may be what is being verified): `gapBudget` calls of new work at the rule's levels,
- * past them every identical failure since the call last failed differently or succeeded, and
- * `APART_FAILURES` more. It shares `repeatedFailure`'s key: one loop, one report.
+ * The same call failing the same way with other calls between its attempts that brought news but
+ * no new work: a fix → verify round whose fix did not apply (the edit failed, or an earlier one
+ * was sent again) and whose verification keeps failing with the same failure. Weaker than
+ * `repeatedFailure` (something new happened between). A streak survives `gapBudget` calls of new
+ * work (a new call that succeeded) at the rule's levels; past them the rule is quiet, as `recheck`
+ * is: the same failure after each of the agent's own new fixes verifies each fix (a coding agent
+ * rewrites its fix and reruns one failing script, the output unchanged, and finishes:
+ * openhands-claude35, how-it-decides.md "What changed in session 6"). It shares
+ * `repeatedFailure`'s key: one loop, one report.
  */
 export function failingRecheck(ctx: CallContext, thresholds: Thresholds): Measurement | undefined {
   if (!countableFailure(ctx.flags) || !active(thresholds) || (ctx.seen & SEEN_CALL) === 0) return undefined;
   const near = identicalFailure(ctx, thresholds, undefined, ctx.settings.gapBudget, true);
   // Nothing new between the attempts: the evidence of `repeatedFailure`, not of this rule.
-  if (near.news === 0) return undefined;
-  if (near.measurement.value >= Math.min(thresholds.warning, thresholds.critical)) return near.measurement;
-  return identicalFailure(ctx, apartThresholds(thresholds, APART_FAILURES), () => false, 0, true).measurement;
+  return near.news === 0 ? undefined : near.measurement;
 }
 
 /**

@@ -4,7 +4,10 @@ import type { Hash } from '../fingerprint/hash.js';
 export const OK = 1;
 export const INFORMATIVE = 2;
 export const UNKNOWN_TOOL = 4;
-/** First call with these arguments to this tool in the trace (new work, not a repeat). */
+/**
+ * First call with these arguments to this tool in the trace, or, for a success, its first success
+ * with them (an edit that failed and then applied): new work, not a repeat.
+ */
 export const ARGS_NOVEL = 8;
 /** A wait/sleep: invisible to the other rules. */
 export const WAIT = 16;

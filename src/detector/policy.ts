@@ -118,10 +118,11 @@ export class ToolPolicies {
 
   private roleByName(toolName: string): ToolRole {
     const name = snakeName(toolName);
-    const { exempt, wait, poller } = this.config.roles;
+    const { exempt, wait, poller, writer } = this.config.roles;
     if (exempt.match.some((r) => r.test(name))) return 'exempt';
     if (wait.match.some((r) => r.test(name))) return 'wait';
     if (poller.match.some((r) => r.test(name))) return 'poller';
+    if (writer.match.some((r) => r.test(name))) return 'writer';
     return 'normal';
   }
 }

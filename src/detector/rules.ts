@@ -1,4 +1,5 @@
 import {
+  backToBack,
   changingFailure,
   changingOutput,
   errorClass,
@@ -83,6 +84,8 @@ export interface RuleSpec<Name extends string = string, Key extends string = str
   readonly poller?: ThresholdInput;
   /** Defaults for tools in the `wait` role. Wait tools run only the rules that have these. */
   readonly wait?: ThresholdInput;
+  /** Defaults for tools in the `writer` role; absent: the rule's own defaults. */
+  readonly writer?: ThresholdInput;
   /**
    * Per-call rules measure each call (`call-rules.ts`); the cycle and resent-batch rules, without
    * one, are measured on completed steps by the trace detector.
@@ -131,6 +134,26 @@ const NOTHING_NEW =
 const WILL_FAIL_AGAIN = 'Retrying it unchanged will fail again: change the arguments, use another tool, or report the failure to the user.';
 
 export const RULES = [
+  rule({
+    name: 'back_to_back',
+    kind: 'repeat',
+    evidenceKind: 'nothing-new',
+    thresholdKey: 'backToBack',
+    counts: 'calls',
+    // A write sent again the moment it succeeded, answered the same way, nothing else new between:
+    // a second send can be a deliberate retry, a third resends what was just done twice (a transfer
+    // to a human agent three times, each `Transfer successful`). On the real-run corpus's dev split
+    // 23 honest runs repeat a call twice back to back and none three times, writes or reads
+    // (how-it-decides.md, session 6). Only for writes by default: a read's warning at the 3rd and
+    // stop at the 5th give the agent a hint first, and a re-read may be a poll. It shares
+    // `identical_calls`' key and comes first, so its stop silences that rule's warning at the same call.
+    defaults: { warning: Number.POSITIVE_INFINITY, critical: Number.POSITIVE_INFINITY },
+    writer: { critical: 3 },
+    measure: backToBack,
+    message: (f) => `${quoted(f.toolName)} was called ${f.count} times back to back with identical arguments and returned the same result each time, nothing else between`,
+    summary: (f) => `${quoted(f.toolName)} already ran ${times(f.before)} back to back with these exact arguments and returned the same result each time`,
+    advice: NOTHING_NEW,
+  }),
   rule({
     name: 'identical_calls',
     kind: 'repeat',
@@ -282,11 +305,12 @@ export const RULES = [
     evidenceKind: 'work-between',
     thresholdKey: 'failingRecheck',
     counts: 'failures',
-    // One unrelated call inside keeps it a loop (`gapBudget`); a fix → verify round whose
-    // verification fails the same way after each fix needs one more (`APART_FAILURES`) and never
-    // stops (`apartThresholds`), since the fixes between may be what it verifies.
+    // One unrelated call inside keeps it a loop (`gapBudget`), and so do fixes that did not apply
+    // (failed edits, an earlier edit sent again). With more new work between, the same failure
+    // after each new fix verifies that fix and the rule is quiet: on every real run that reruns a
+    // failing check after new work that succeeded, the run was honest (how-it-decides.md, session 6).
     defaults: { warning: 3, critical: 5 },
-    stopShownSafe: 'the real-run corpus: no honest run fails one call with the same error 5 times with at most one unrelated call in the streak; with more work between it never stops (how-it-decides.md, session 5)',
+    stopShownSafe: 'the real-run corpus: no honest run fails one call with the same error 5 times with at most one unrelated call in the streak; with more new work between the rule is quiet (how-it-decides.md, sessions 5 and 6)',
     measure: failingRecheck,
     message: (f) => `${quoted(f.toolName)} failed ${f.count} times with the same arguments and the same error, with other calls between`,
     summary: (f) => `${quoted(f.toolName)} already failed ${times(f.before)} with these exact arguments and the same error, other calls between`,

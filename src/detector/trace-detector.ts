@@ -1,5 +1,5 @@
 import { combine, toHex, UnorderedHash, type Hash } from '../fingerprint/hash.js';
-import { degrade, EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_CALL, SEEN_OUT, SEEN_TOOL, type CallContext, type Measurement } from './call-rules.js';
+import { degrade, EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_ARGS_OK, SEEN_CALL, SEEN_OUT, SEEN_TOOL, type CallContext, type Measurement } from './call-rules.js';
 import { CycleTracker, type CycleFinding } from './cycle.js';
 import type { ResolvedConfig } from './config/index.js';
 import {
@@ -202,7 +202,8 @@ export class TraceDetector {
     const seen = this.seen(tool, args, out, (flags & OK) !== 0, batch);
     if (call.argsHash !== undefined) {
       flags |= HAS_ARGS;
-      if ((seen & SEEN_ARGS) === 0) flags |= ARGS_NOVEL;
+      // the first success of arguments that only failed before is new work too: the work was not done until now
+      if ((seen & SEEN_ARGS) === 0 || ((flags & OK) !== 0 && (seen & SEEN_ARGS_OK) === 0)) flags |= ARGS_NOVEL;
       else if ((seen & SEEN_CALL) !== 0) flags |= REPEATS_EARLIER;
     }
     if (policy.role === 'wait') flags |= WAIT;
@@ -302,8 +303,8 @@ export class TraceDetector {
 
   /**
    * Whether the remembered calls include this tool (`SEEN_TOOL`), with this outcome
-   * (`SEEN_OUT`), with these arguments (`SEEN_ARGS`), with both (`SEEN_CALL`, in an earlier batch:
-   * the same call twice in one parallel batch is one call).
+   * (`SEEN_OUT`), with these arguments (`SEEN_ARGS`; succeeding: `SEEN_ARGS_OK`), with both
+   * (`SEEN_CALL`, in an earlier batch: the same call twice in one parallel batch is one call).
    */
   private seen(tool: Hash, args: Hash, out: Hash, ok: boolean, batch: number): number {
     const h = this.history;
@@ -315,6 +316,7 @@ export class TraceDetector {
       if (sameOut) seen |= SEEN_OUT;
       if (!sameHash(h.args(i), args)) continue;
       seen |= SEEN_ARGS;
+      if ((h.flags(i) & OK) !== 0) seen |= SEEN_ARGS_OK;
       if (sameOut && ((h.flags(i) & OK) !== 0) === ok && h.batch(i) !== batch) return seen | SEEN_CALL;
     }
     return seen;

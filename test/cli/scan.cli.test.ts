@@ -162,7 +162,7 @@ describe('loopwatch scan', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('bad.yaml:3: thresholds.repeat: warning (6) must not be above critical (4)');
     expect(bad.stderr).toContain('bad.yaml:6: thresholds.repaet: unknown key');
-    expect(bad.stderr).toContain('bad.yaml:10: tools.search.role: expected one of normal, poller, wait, exempt, got "pollster"');
+    expect(bad.stderr).toContain('bad.yaml:10: tools.search.role: expected one of normal, poller, wait, writer, exempt, got "pollster"');
     writeFileSync(join(dir, 'syntax.yaml'), 'thresholds:\n  repeat: [1,\n');
     const syntax = await cli(['scan', '--config', join(dir, 'syntax.yaml'), join(FIXTURES, 'honest-run.json')]);
     expect(syntax.code).toBe(2);

@@ -48,14 +48,26 @@ describe('fix → verify whose verification keeps failing the same way', () => {
   const edit = (i: number): Step => ({ tool: 'file_edit', args: { path: 'src/app.py', patch: `attempt ${i}` }, result: 'File written' });
   const failingTest = (message: string): Step => ({ tool: 'pytest', args: { target: 'tests/test_app.py' }, error: { type: 'ValueError', message } });
 
-  // Work between (each edit different) is what the verification checks: warned, never stopped
-  // (how-it-decides.md "What changed in session 5", openhands-claude35).
-  it('warns at the 4th identical failure and does not stop, edits between', () => {
-    const run = runAgent(times(8, (i) => [edit(i), failingTest('ValueError: bad literal for int() with base 10')]).flat());
+  // A new fix that applied before each run is what the run verifies: quiet however long (how-it-decides.md
+  // "What changed in session 6": openhands-claude35 astropy-14369, matplotlib-24026, sympy-13031).
+  it('each fix different and applied, the same failure after each: quiet', () => {
+    const run = runAgent(times(10, (i) => [edit(i), failingTest('ValueError: bad literal for int() with base 10')]).flat());
+    expect(run.detections.filter((x) => x.toolName === 'pytest')).toEqual([]);
+  });
+
+  it('fixes that do not apply, the same failure after each: warned at the 3rd, stopped at the 5th', () => {
+    const refused = (i: number): Step => ({ tool: 'file_edit', args: { path: 'src/app.py', patch: `attempt ${i}` }, error: { type: 'EditError', message: 'old text not found' } });
+    const run = runAgent(times(6, (i) => [refused(i), failingTest('ValueError: bad literal for int() with base 10')]).flat());
     const d = run.detections.filter((x) => x.toolName === 'pytest');
     expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
-      [8, 'warning', 'failing_recheck'],
+      [6, 'warning', 'failing_recheck'],
+      [10, 'critical', 'failing_recheck'],
     ]);
+  });
+
+  it('the same fix sent again and again, the same failure after each: nothing new, stopped', () => {
+    const run = runAgent(times(6, () => [edit(0), failingTest('ValueError: bad literal for int() with base 10')]).flat());
+    expect(rules(run).filter((d) => d.includes('critical')).slice(0, 2)).toEqual(['8:cycle:critical', '10:repeated_failure:critical']);
   });
 
   it('a failure that changes after each edit stays quiet', () => {
@@ -88,15 +100,20 @@ describe('fix → verify whose verification keeps failing the same way', () => {
 });
 
 describe('the same failing call with unrelated, varying calls between', () => {
-  it('warns at the 4th identical failure and does not stop: each page read between is new information', () => {
-    const script: Step[] = [];
-    for (let i = 0; i < 7; i++) {
-      script.push({ tool: 'open_page', args: { url: `/docs/page-${i}` }, result: `page ${i}` });
-      script.push({ tool: 'charge_card', args: { order: 'o-17', amount: 42 }, error: { type: 'PaymentDeclined', message: 'card declined' } });
-    }
-    const d = runAgent(script).detections.filter((x) => x.toolName === 'charge_card');
-    expect(d.map((x) => [x.callIndex, x.level])).toEqual([
-      [8, 'warning'],
+  const declined: Step = { tool: 'charge_card', args: { order: 'o-17', amount: 42 }, error: { type: 'PaymentDeclined', message: 'card declined' } };
+  // A new call that succeeded may have changed what the failing call meets, and call hashes cannot
+  // tell a read from a write: past one such call in the streak, the retry is not counted.
+  it('is quiet with a new successful call before each retry', () => {
+    const script = times(7, (i) => [{ tool: 'open_page', args: { url: `/docs/page-${i}` }, result: `page ${i}` }, declined]).flat();
+    expect(runAgent(script).detections.filter((x) => x.toolName === 'charge_card')).toEqual([]);
+  });
+
+  it('is warned and stopped with one unrelated call inside the streak', () => {
+    const run = runAgent([declined, { tool: 'open_page', args: { url: '/docs/billing' }, result: 'billing' }, declined, { tool: 'get_order', args: { order: 'o-17' }, error: { message: 'not found' } }, declined, declined, declined]);
+    const d = run.detections.filter((x) => x.toolName === 'charge_card');
+    expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
+      [5, 'warning', 'failing_recheck'],
+      [7, 'critical', 'failing_recheck'],
     ]);
   });
 });
@@ -158,5 +175,54 @@ describe('cycle messages', () => {
     const d = runAgent(times(4, () => lap).flat()).detections.find((x) => x.kind === 'cycle');
     expect(d?.message).toContain("'open_page' → 'open_page', the same tool with different arguments");
     expect(d?.message).not.toContain('/a');
+  });
+});
+
+describe('a write resent back to back (tau2-leaderboard: transfer_to_human_agents three times)', () => {
+  const transfer: Step = { tool: 'transfer_to_human_agents', args: { summary: 'User wants to change reservation XEWRD9 to a nonstop flight; not allowed by policy.' }, result: 'Transfer successful' };
+
+  it('the same write, the same answer, three times in a row, is stopped at the 3rd', () => {
+    const run = runAgent([transfer, transfer, transfer, transfer]);
+    expect(rules(run)).toEqual(['3:back_to_back:critical']);
+    expect(run.detections[0]?.message).toContain('3 times back to back');
+  });
+
+  it('a read repeated back to back keeps its hint first: warned at the 3rd, stopped at the 5th', () => {
+    const search: Step = { tool: 'search_flights', args: { from: 'ATL', to: 'LAS' }, result: 'HAT001 08:00 nonstop' };
+    expect(rules(runAgent(times(5, () => search)))).toEqual(['3:identical_calls:warning', '5:identical_calls:critical']);
+  });
+
+  it('the same additions in parallel with new removals each round (bfcl vector_prereq_33, honest) are not back to back', () => {
+    const round = (r: number): Step[] => [
+      ...times(3, (k) => ({ tool: 'core_memory_remove', args: { vec_id: r * 3 + k }, result: { status: `ID ${r * 3 + k} removed from store.` } })),
+      ...times(3, (k) => ({ tool: 'core_memory_add', args: { text: `note ${k}` }, result: { id: 10 + r * 3 + k } })),
+    ];
+    const run = runAgent([round(0), round(1), round(2), round(3)]);
+    expect(rules(run).filter((d) => d.includes('back_to_back') || d.includes('critical'))).toEqual([]);
+  });
+
+  it('a user message that says something new before a resend, or resends spaced out in time, are not back to back', () => {
+    expect(rules(runAgent([transfer, transfer, { user: 'I said I do not want to be transferred.' }, transfer])).filter((d) => d.includes('back_to_back'))).toEqual([]);
+    const spaced = { ...transfer, idleMs: 60_000 };
+    expect(runAgent([spaced, spaced, spaced]).first('critical')).toBeUndefined();
+  });
+});
+
+describe('a write that failed and then applied is new work (openhands-claude35 django-15563, openhands-claude35-2 django-13807)', () => {
+  const rm: Step = { tool: 'execute_bash', args: { command: 'rm /workspace/repro.py' }, result: '[The command completed with exit code 0.]' };
+  const create = (v: number, exists: boolean): Step =>
+    exists
+      ? { tool: 'str_replace_editor', args: { command: 'create', path: '/workspace/repro.py', file_text: `version ${v}` }, error: { message: 'Invalid `path` parameter: file already exists' } }
+      : { tool: 'str_replace_editor', args: { command: 'create', path: '/workspace/repro.py', file_text: `version ${v}` }, result: 'File created successfully' };
+  const run = (out: string): Step => ({ tool: 'execute_bash', args: { command: 'python /workspace/repro.py' }, error: { message: out } });
+
+  it('rm, then the refused create applied, run, next version refused: each lap writes a new script, quiet', () => {
+    const script = times(4, (v) => [rm, create(v, false), run(`Traceback ${v}`), create(v + 1, true)]).flat();
+    expect(rules(runAgent([create(0, true), ...script])).filter((d) => d.includes('recheck'))).toEqual([]);
+  });
+
+  it('rm, then the same create that already applied, run: the same rm with nothing done between is warned at the 3rd', () => {
+    const script = times(4, (v) => [rm, create(0, false), run(`Traceback ${v}`)]).flat();
+    expect(rules(runAgent(script)).filter((d) => d.includes('execute_bash') || d.includes('recheck'))).toContain('7:recheck:warning');
   });
 });

@@ -39,12 +39,19 @@ describe('a failure is what it said, not only its class', () => {
     expect(rules(run)).toEqual([]);
   });
 
-  it('the same test failing the same way after every edit is still found (durations are noise)', () => {
-    const run = runAgent(times(8, (i) => [edit(i), pytest(`1 failed, 6 passed in 0.${30 + i}s\nFAILED tests/test_parse.py::test_nested`)]).flat());
+  it('the same test failing the same way after every fix that did not apply is still found (durations are noise)', () => {
+    const fixRefused = (i: number): Step => ({ tool: 'apply_patch', args: { patch: `attempt ${i}` }, error: { message: 'patch does not apply' } });
+    const run = runAgent(times(8, (i) => [fixRefused(i), pytest(`1 failed, 6 passed in 0.${30 + i}s\nFAILED tests/test_parse.py::test_nested`)]).flat());
     const d = run.detections.filter((x) => x.toolName === 'bash');
     expect(d.map((x) => [x.callIndex, x.level, x.rule])).toEqual([
-      [8, 'warning', 'failing_recheck'],
+      [6, 'warning', 'failing_recheck'],
+      [10, 'critical', 'failing_recheck'],
     ]);
+  });
+
+  it('the same test failing the same way after each new fix that applied verifies each fix: quiet', () => {
+    const run = runAgent(times(8, (i) => [edit(i), pytest(`1 failed, 6 passed in 0.${30 + i}s\nFAILED tests/test_parse.py::test_nested`)]).flat());
+    expect(rules(run)).toEqual([]);
   });
 
   it('the same malformed call failing the same way is stopped by the 5th', () => {
@@ -82,9 +89,17 @@ describe('a target is not noise', () => {
     expect(run.detections.map((d) => [d.rule, d.level, d.callIndex])).toEqual([['same_result', 'warning', 5]]);
   });
 
-  it('the same update of the same block, the same answer, five times, is stopped at the 5th', () => {
+  it('the same update of the same block, the same answer, back to back, is stopped at the 3rd (a write resent)', () => {
     const run = runAgent(times(6, () => ({ tool: 'notion_update_block', args: { block_id: uuid(1), content: 'Status: done' }, result: confirmation(uuid(1), 1) })));
-    expect(run.first('critical')).toBe(5);
+    expect(run.first('critical')).toBe(3);
+    expect(run.detections[0]).toMatchObject({ rule: 'back_to_back', level: 'critical', count: 3 });
+  });
+
+  it('the same update of the same block with a new read before each is not back to back, and not stopped', () => {
+    const update: Step = { tool: 'notion_update_block', args: { block_id: uuid(1), content: 'Status: done' }, result: confirmation(uuid(1), 1) };
+    const run = runAgent(times(5, (i) => [{ tool: 'notion_get_page', args: { page: `p${i}` }, result: `page ${i}` }, update]).flat());
+    expect(run.first('critical')).toBeUndefined();
+    expect(rules(run).filter((d) => d.includes('back_to_back'))).toEqual([]);
   });
 });
 

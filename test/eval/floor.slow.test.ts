@@ -38,22 +38,24 @@ const TEST_SPLIT_BREAKS = [
  * Where the dev split of a source added after the last rule work breaks the floor at its first
  * look (FINDINGS.md, "First look at the session-5 draw"): listed, not hidden, for the engine's
  * next rule work to empty. Session 5's rule work removed `toolathlon-3` `academic-warning` and
- * `openhands-claude35`'s three stopped runs (FINDINGS.md "Session 5").
+ * `openhands-claude35`'s three stopped runs, session 6's `tau2-leaderboard`'s anchor gap (a write
+ * resent back to back: 7 → 12 of 12 stopped; FINDINGS.md "Session 6").
  */
-const DEV_FIRST_LOOK_BREAKS = ['tau2-leaderboard [dev] -: fewer loops stopped than the best anchor'];
+const DEV_FIRST_LOOK_BREAKS: string[] = [];
+
+/** Dev loops stopped after session 6 (FINDINGS.md "Session 6"): a rule change may add to it, not take away. */
+const DEV_LOOPS_STOPPED = 49;
 
 /**
  * Sources drawn fresh whose dev split warns more than 3 % of its honest runs at first look, with
  * that first-look count: listed, not hidden, so that the floor holds everywhere else and a rule
  * change that lowers it shows here. Issue 27 is done when this is empty; session 5's rules emptied
- * it of `toolathlon-early` (2 → 0, FINDINGS.md "Session 5").
+ * it of `toolathlon-early` (2 → 0), session 6's of `openhands-claude35` (7 at first look, 4 after
+ * session 5, 0 of 34 now) and of session 6's fresh draw `openhands-claude35-2` (3 of 36 at first
+ * look, 0 now: FINDINGS.md "Session 6"). `swe-agent-lm32b-2` came after that rule work and was not
+ * looked at by it (FINDINGS.md, "First look at the session-6 draw").
  */
-const FIRST_LOOK_WARNED_ABOVE_3_PERCENT: Readonly<Record<string, number>> = {
-  'openhands-claude35': 7,
-  // session 6's fresh draws (FINDINGS.md, "First look at the session-6 draw"): 3 of 36, 2 of 58
-  'openhands-claude35-2': 3,
-  'swe-agent-lm32b-2': 2,
-};
+const FIRST_LOOK_WARNED_ABOVE_3_PERCENT: Readonly<Record<string, number>> = { 'swe-agent-lm32b-2': 2 };
 const synthetic = evaluateCorpus(loadSyntheticCorpus());
 
 describe('the corpus', () => {
@@ -103,6 +105,11 @@ describe('the floor', () => {
     expect(floorFailures(dev).map((f) => `${f.corpus} ${f.runId}: ${f.problem}`)).toEqual(DEV_FIRST_LOOK_BREAKS);
   });
 
+  it(`stops at least ${DEV_LOOPS_STOPPED} of the dev split's loops (session 6)`, () => {
+    const stopped = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.loopsStopped, 0);
+    expect(stopped).toBeGreaterThanOrEqual(DEV_LOOPS_STOPPED);
+  });
+
   it('warns at most 1 % of the honest runs of the dev split, and no source above 3 %', () => {
     const lw = dev.map((r) => ({ name: r.corpus, s: r.scores.find((x) => x.detector === LOOPWATCH) }));
     const honest = lw.reduce((n, x) => n + (x.s?.honest ?? 0), 0);
@@ -114,10 +121,10 @@ describe('the floor', () => {
     }
   });
 
-  it('warns no more honest dev runs than after session 5 (3 of 1 342: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, tbench-mini-claude4 blind-maze-explorer-algorithm), plus the first-look warnings listed above', () => {
+  it('warns no more honest dev runs than after session 6 (2 of 1 412: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33), plus the first-look warnings listed above', () => {
     const warned = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.honestWarned, 0);
     const listed = Object.values(FIRST_LOOK_WARNED_ABOVE_3_PERCENT).reduce((a, b) => a + b, 0);
-    expect(warned).toBeLessThanOrEqual(3 + listed);
+    expect(warned).toBeLessThanOrEqual(2 + listed);
   });
 
   it.skipIf(process.env.LOOPWATCH_SCORE_TEST !== '1')('breaks on the held-out test split only where it did when scored at the end', () => {

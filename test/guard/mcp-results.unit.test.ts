@@ -103,7 +103,8 @@ describe('annotations', () => {
     const write = () => guard.run('write_file', { path: 'A', content: 'same' }, () => (writes++, { content: [{ type: 'text', text: 'ok: wrote A' }] }), { annotations: WRITE });
     await write();
     await write();
-    expect(isLoopHint(await write())).toBe(true);
+    // a write resent back to back with the same answer is stopped at its 3rd send (`back_to_back`), before it runs
+    expect(await write().catch((e: unknown) => e)).toBeInstanceOf(ToolLoopError);
     expect(writes).toBe(2);
 
     const g2 = new ToolLoopGuard();

@@ -45,7 +45,7 @@ describe('LOOPWATCH_* variables of the zero-code start', () => {
     expect(s.problems).toEqual([
       "LOOPWATCH_THRESHOLDS: 'repeat=abc' has warning level 'abc', which is not a whole number of at least 1 (or '-' for off, empty to keep the default); ignored",
       "LOOPWATCH_THRESHOLDS: 'cycle=3:x' has critical level 'x', which is not a whole number of at least 1 (or '-' for off, empty to keep the default); ignored",
-      "LOOPWATCH_THRESHOLDS: 'bogus=1:2' names no rule: 'bogus' is not one of repeat, recheck, changingOutput, noProgress, nothingNew, cycle, resentBatch, repeatedFailure, failingRecheck, changingFailure, errorClass, unknownTool; ignored",
+      "LOOPWATCH_THRESHOLDS: 'bogus=1:2' names no rule: 'bogus' is not one of backToBack, repeat, recheck, changingOutput, noProgress, nothingNew, cycle, resentBatch, repeatedFailure, failingRecheck, changingFailure, errorClass, unknownTool; ignored",
       "LOOPWATCH_THRESHOLDS: 'noProgress' is not RULE=WARNING:CRITICAL (e.g. repeat=4:8); ignored",
       "LOOPWATCH_THRESHOLDS: 'errorClass=1:2:3' has 3 levels; give WARNING:CRITICAL; ignored",
       "LOOPWATCH_THRESHOLDS: 'unknownTool=0:2' has warning level '0', which is not a whole number of at least 1 (or '-' for off, empty to keep the default); ignored",

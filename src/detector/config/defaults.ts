@@ -24,12 +24,25 @@ export const DEFAULT_POLLER_THRESHOLDS: RuleThresholdsInput = byKey((r) => r.pol
 /** Waits and sleeps: only the rules with wait thresholds run on them. */
 export const DEFAULT_WAIT_THRESHOLDS: RuleThresholdsInput = byKey((r) => r.wait);
 
+/** Writes: the rules' defaults, and the rules that judge a write resent (`back_to_back`). */
+export const DEFAULT_WRITER_THRESHOLDS: RuleThresholdsInput = byKey((r) => r.writer);
+
 /** Tool-name words, matched on the snake_case form of the name (`getJobStatus` → `get_job_status`). */
 export const DEFAULT_POLLER_PATTERNS: readonly string[] = [
   '(^|_)(poll|polling|status|progress|tail|logs?|watch)(_|$)',
   '(^|_)(get|read|bash|process|command|job|task)_(result|results|output|outputs|log|logs)(_|$)',
   '(^|_)wait_(for|until)(_|$)',
   '(^|_)check_(job|run|task|build|deploy|deployment|status)(_|$)',
+];
+
+/**
+ * A verb that changes something, as a word of the tool's name (`update_reservation_flights`,
+ * `transfer_to_human_agents`, `memory_append`): a weak hint that the call writes, which tool names
+ * are all an OpenTelemetry trace has (a read named like a write only gets stopped sooner when it
+ * repeats back to back). Polls, waits and exemptions are matched first.
+ */
+export const DEFAULT_WRITER_PATTERNS: readonly string[] = [
+  '(^|_)(create|add|append|insert|update|upsert|set|put|patch|edit|modify|replace|write|save|store|delete|remove|send|post|reply|transfer|book|cancel|submit|upload|push|commit|publish|assign|pay|charge|refund|reserve|exchange|return)(_|$)',
 ];
 
 export const DEFAULT_WAIT_PATTERNS: readonly string[] = [

@@ -27,6 +27,8 @@ export {
   DEFAULT_WAIT_THRESHOLDS,
   DEFAULT_POLLER_PATTERNS,
   DEFAULT_WAIT_PATTERNS,
+  DEFAULT_WRITER_PATTERNS,
+  DEFAULT_WRITER_THRESHOLDS,
 } from './defaults.js';
 export { ConfigError, formatPath, validateConfig, type ConfigIssue } from './validate.js';
 export {

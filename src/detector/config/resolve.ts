@@ -7,6 +7,8 @@ import {
   DEFAULT_MAX_PERIOD,
   DEFAULT_MODE,
   DEFAULT_POLLER_PATTERNS,
+  DEFAULT_WRITER_PATTERNS,
+  DEFAULT_WRITER_THRESHOLDS,
   DEFAULT_POLLER_THRESHOLDS,
   DEFAULT_SPACING,
   DEFAULT_THRESHOLDS,
@@ -62,6 +64,7 @@ export function resolveConfig(config: LoopwatchConfig = {}): ResolvedConfig {
     roles: {
       poller: role(config.roles?.poller, DEFAULT_POLLER_PATTERNS, DEFAULT_POLLER_THRESHOLDS),
       wait: role(config.roles?.wait, DEFAULT_WAIT_PATTERNS, DEFAULT_WAIT_THRESHOLDS),
+      writer: role(config.roles?.writer, DEFAULT_WRITER_PATTERNS, DEFAULT_WRITER_THRESHOLDS),
       exempt: role(config.roles?.exempt, [], {}),
     },
     tools: Object.entries(config.tools ?? {}).map(([pattern, override]) => ({

@@ -11,9 +11,11 @@ export type RuleThresholds = Readonly<Record<RuleKey, Thresholds>>;
 /**
  * `poller`: expected to be called again and again (status checks, log tails): higher thresholds.
  * `wait`: sleeps and delays: invisible to the other rules, only a long run of them is flagged.
- * `exempt`: never flagged. `normal`: the defaults.
+ * `writer`: named like a write (`update_*`, `transfer_*`, `*_append`): the same write answered
+ * the same way three times back to back is stopped (`back_to_back`). `exempt`: never flagged.
+ * `normal`: the defaults.
  */
-export const TOOL_ROLES = ['normal', 'poller', 'wait', 'exempt'] as const;
+export const TOOL_ROLES = ['normal', 'poller', 'wait', 'writer', 'exempt'] as const;
 export type ToolRole = (typeof TOOL_ROLES)[number];
 
 export interface VolatileKeysInput {
@@ -60,6 +62,7 @@ export interface LoopwatchConfig {
   readonly roles?: {
     readonly poller?: RoleInput;
     readonly wait?: RoleInput;
+    readonly writer?: RoleInput;
     readonly exempt?: RoleInput;
   };
   /** Per-tool overrides; keys are tool names, `*` matches any run of characters. */
@@ -98,7 +101,7 @@ export interface ResolvedConfig {
   readonly spacing: { readonly idleMs: number; readonly weight: number };
   readonly gapBudget: number;
   readonly historySize: number;
-  readonly roles: { readonly poller: ResolvedRole; readonly wait: ResolvedRole; readonly exempt: ResolvedRole };
+  readonly roles: { readonly poller: ResolvedRole; readonly wait: ResolvedRole; readonly writer: ResolvedRole; readonly exempt: ResolvedRole };
   readonly tools: readonly ResolvedToolOverride[];
   readonly volatileKeys: { readonly arguments: readonly string[]; readonly result: readonly string[] };
   readonly knownTools: ReadonlySet<string> | undefined;
