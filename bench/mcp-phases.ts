@@ -10,14 +10,16 @@
  * reading was under way, and what the slowest 1 % of round trips spent their time on.
  *
  *   npm run build && node --import tsx bench/mcp-phases.ts [--calls=1000] [--sizes=1024,65536]
- *     [--methods=tools/call] [--cpu-prof | --log-deopt] [--cli]
+ *     [--methods=tools/call] [--spans] [--cpu-prof | --log-deopt] [--cli]
  *
- * `--cpu-prof`: a V8 CPU profile of the proxy; `--log-deopt`: its deoptimisations and inline
+ * `--spans`: the proxy's spans on (OTLP/HTTP to a local sink); `--cpu-prof`: a V8 CPU profile of the proxy; `--log-deopt`: its deoptimisations and inline
  * caches in a V8 log; `--cli`: the built CLI as the proxy (round trips only, no probes), to compare.
  * (`--proxy` is the child's role.)
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -144,6 +146,9 @@ async function proxyRole(): Promise<void> {
       stamp('toClientWritten');
     }
   };
+  // before any listener on stdin: its data flows from the first one on
+  const engine = new LoopEngine();
+  const telemetry = await McpTelemetry.fromEnv(process.env, 'bench', () => undefined);
   process.stdin.on('data', (chunk: Buffer) => {
     // the index is the request's id (the driver numbers them 1, 2, ...): one request per chunk
     const id = /"id":(\d+)/.exec(chunk.toString('latin1', 0, 64))?.[1];
@@ -151,8 +156,6 @@ async function proxyRole(): Promise<void> {
     onPath = true;
     stamp('clientIn');
   });
-  const engine = new LoopEngine();
-  const telemetry = await McpTelemetry.fromEnv({ OTEL_SDK_DISABLED: 'true' }, 'bench', () => undefined);
   const [cmd, ...args] = process.argv.slice(process.argv.indexOf('--') + 1) as [string, ...string[]];
   const proxy = startStdioProxy({
     command: cmd,
@@ -174,6 +177,9 @@ async function proxyRole(): Promise<void> {
   await proxy.ended;
   obs.disconnect();
   writeFileSync(out, JSON.stringify(rec));
+  // the span processor's timer would keep the process alive, as `loopwatch mcp` shuts it down
+  await telemetry.shutdown();
+  process.stdin.destroy();
 }
 
 type Child = ChildProcessByStdio<Writable, Readable, null>;
@@ -233,7 +239,9 @@ async function driverRole(): Promise<void> {
     ...(argv.includes('--cpu-prof') ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100'] : []),
     ...(argv.includes('--log-deopt') ? ['--log-deopt', '--log-ic', `--logfile=${join(dir, 'v8.log')}`, '--no-logfile-per-isolate'] : []),
   ];
-  const env = { ...process.env, OTEL_SDK_DISABLED: 'true', MCP_PHASES_OUT: out };
+  // `--spans`: the proxy's spans on, exported over OTLP/HTTP to a sink here that takes them
+  const sink = argv.includes('--spans') ? await otlpSink() : undefined;
+  const env = { ...process.env, MCP_PHASES_OUT: out, ...(sink ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.url, OTEL_SDK_DISABLED: 'false' } : { OTEL_SDK_DISABLED: 'true' }) };
   const direct = new Peer(spawn(process.execPath, [SERVER], { stdio: ['pipe', 'pipe', 'inherit'], env }));
   const proxyArgs = argv.includes('--cli') ? [join(ROOT, 'packages', 'cli', 'dist', 'cli.js'), 'mcp'] : [await bundledProxy(), '--proxy'];
   const proxied = new Peer(spawn(process.execPath, [...nodeArgs, ...proxyArgs, '--', process.execPath, SERVER], { stdio: ['pipe', 'pipe', 'inherit'], env }));
@@ -255,9 +263,20 @@ async function driverRole(): Promise<void> {
     }
   }
   await Promise.all([direct.stop(), proxied.stop()]);
+  sink?.server.close();
   const rec: ProxyRecord = argv.includes('--cli') ? { probes: {}, stamps: {}, gc: [], readings: [] } : (JSON.parse(readFileSync(out, 'utf8')) as ProxyRecord);
   for (const method of methods) for (const size of sizes) report(rec, order, method, size);
   if (argv.includes('--cpu-prof') || argv.includes('--log-deopt')) console.log(`profile or V8 log in ${dir}`);
+}
+
+/** An OTLP/HTTP endpoint that accepts everything (for `--spans`). */
+async function otlpSink(): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces` };
 }
 
 /**
