@@ -112,6 +112,19 @@ async function proxyRole(): Promise<void> {
   obs.observe({ entryTypes: ['gc'] });
   const offset = hr() - performance.now();
 
+  /** Times each write of `stream` (`probeName`) and stamps when the last one returned (`stampName`). */
+  const timeWrites = (stream: Writable, probeName: string, stampName: string): void => {
+    const write = stream.write.bind(stream) as (...a: unknown[]) => boolean;
+    (stream as { write: unknown }).write = (...a: unknown[]) => {
+      const t0 = hr();
+      try {
+        return write(...a);
+      } finally {
+        add(probeName, hr() - t0);
+        stamp(stampName);
+      }
+    };
+  };
   let child: ChildProcessByStdio<Writable, Readable, null> | undefined;
   // the CommonJS module object, whose change syncBuiltinESMExports carries to the ESM named export
   const childProcess = createRequire(import.meta.url)('node:child_process') as { spawn: typeof spawn };
@@ -123,29 +136,11 @@ async function proxyRole(): Promise<void> {
       onPath = true;
       stamp('serverIn', true);
     });
-    const write = c.stdin.write.bind(c.stdin) as (...a: unknown[]) => boolean;
-    (c.stdin as { write: unknown }).write = (...a: unknown[]) => {
-      const t0 = hr();
-      try {
-        return write(...a);
-      } finally {
-        add('write.toServer', hr() - t0);
-        stamp('toServerWritten');
-      }
-    };
+    timeWrites(c.stdin, 'write.toServer', 'toServerWritten');
     return c;
   }) as typeof spawn;
   syncBuiltinESMExports();
-  const stdoutWrite = process.stdout.write.bind(process.stdout) as (...a: unknown[]) => boolean;
-  (process.stdout as { write: unknown }).write = (...a: unknown[]) => {
-    const t0 = hr();
-    try {
-      return stdoutWrite(...a);
-    } finally {
-      add('write.toClient', hr() - t0);
-      stamp('toClientWritten');
-    }
-  };
+  timeWrites(process.stdout, 'write.toClient', 'toClientWritten');
   // before any listener on stdin: its data flows from the first one on
   const engine = new LoopEngine();
   const telemetry = await McpTelemetry.fromEnv(process.env, 'bench', () => undefined);
