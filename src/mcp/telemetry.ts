@@ -152,11 +152,23 @@ export class McpTelemetry {
     return new McpTelemetry(tracerProvider, meterProvider, version, parts.join('; '), onProblem);
   }
 
-  /** Starts the span of a `tools/call` (SERVER: the proxy answers for the server), under the client's span when it propagated one. */
+  /**
+   * The span of a `tools/call` (SERVER: the proxy answers for the server), under the client's span
+   * when it propagated one. Only its start time is taken here, on the request's path: the span is
+   * made when it is first written to, which for a call that is relayed and raises nothing is its
+   * end, read after the response is relayed (bench/NOTES.md, issue 31, session 6).
+   */
   startToolCall(call: ToolCallStart): ToolCallSpan {
     this.metrics?.recordToolCall(call.toolName, undefined);
     const tracer = this.tracer;
     if (!tracer) return this.metrics ? this.metricsOnly() : NO_SPAN;
+    const startTime = performance.now();
+    const active = context.active();
+    let span: Span | undefined;
+    return this.spanOf(() => (span ??= this.openSpan(tracer, call, startTime, active)));
+  }
+
+  private openSpan(tracer: Tracer, call: ToolCallStart, startTime: number, active: Context): Span {
     const parent = clientContext(call.meta);
     const attributes: Record<string, string> = {
       [ATTR_MCP_METHOD_NAME]: METHOD_TOOLS_CALL,
@@ -170,25 +182,28 @@ export class McpTelemetry {
     if (call.transport === 'http') attributes[ATTR_NETWORK_PROTOCOL_NAME] = 'http';
     if (call.sessionId !== undefined) attributes[ATTR_MCP_SESSION_ID] = call.sessionId;
     if (call.protocolVersion !== undefined) attributes[ATTR_MCP_PROTOCOL_VERSION] = call.protocolVersion;
-    const span = tracer.startSpan(`${METHOD_TOOLS_CALL} ${call.toolName}`, { kind: SpanKind.SERVER, attributes }, parent ?? context.active());
-    return this.spanOf(span);
+    return tracer.startSpan(`${METHOD_TOOLS_CALL} ${call.toolName}`, { kind: SpanKind.SERVER, attributes, startTime }, parent ?? active);
   }
 
   async shutdown(): Promise<void> {
     await Promise.allSettled([this.tracerProvider?.shutdown(), this.meterProvider?.shutdown()]);
   }
 
-  private spanOf(span: Span): ToolCallSpan {
+  /** `span`: the call's span, made on the first call. */
+  private spanOf(open: () => Span): ToolCallSpan {
     let ended = false;
     return {
       loopDetected: (d, action, at) => {
         if (ended) return;
         this.metrics?.recordDetection(d);
-        span.addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, action ? { [ATTR_LOOP_ACTION]: action } : undefined), at);
+        // the time now, not when the span is made: a decision is taken as it is reported
+        open().addEvent(LOOP_EVENT_NAME, loopEventAttributes(d, action ? { [ATTR_LOOP_ACTION]: action } : undefined), at ?? performance.now());
       },
       end: (how, at) => {
         if (ended) return;
         ended = true;
+        const endTime = at ?? performance.now();
+        const span = open();
         const errorType = endErrorType(how);
         if (errorType !== undefined) {
           span.setAttribute(ATTR_ERROR_TYPE, errorType);
@@ -196,7 +211,7 @@ export class McpTelemetry {
         }
         if (how.kind === 'error' && how.code !== undefined) span.setAttribute(ATTR_RPC_RESPONSE_STATUS_CODE, String(how.code));
         if (how.kind === 'answered') span.setAttribute(ATTR_LOOP_ACTION, how.action);
-        span.end(at);
+        span.end(endTime);
       },
     };
   }
