@@ -173,7 +173,7 @@ describe.each(ALL.filter((c) => c.name.startsWith('nodesdk')))('zero-code start 
     expect(run.code, run.stderr).toBe(0);
     const out = run.json<{ executed: number; aborted: boolean; traceId: string }>();
     expect(out).toMatchObject({ executed: 10, aborted: false });
-    expect(run.stderr).toContain("LOOPWATCH_THRESHOLDS: 'bogus=1:2' names no rule: 'bogus' is not one of repeat,");
+    expect(run.stderr).toContain("LOOPWATCH_THRESHOLDS: 'bogus=1:2' names no rule: 'bogus' is not one of backToBack, repeat,");
     expect(run.stderr).toContain('LOOPWATCH_MAX_TRACES=many is not a positive integer');
     const logged = run.stderr
       .split('\n')
