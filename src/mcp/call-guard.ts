@@ -94,6 +94,11 @@ export class McpCallGuard {
     this.later = new DeferredReadings<McpSession>((session, msg, arrival) => this.read(session, msg, arrival), this.clock, (e) => this.internalError(e));
   }
 
+  /** Can the guard answer a call itself? Not in observe mode: every message is relayed, and may be before it is judged. */
+  get mayAnswer(): boolean {
+    return this.options.engine.config.mode === 'enforce';
+  }
+
   /** Requests are awaited: the server's messages must be read (otherwise they are relayed unread). */
   get waiting(): boolean {
     return this.pending.size > 0;

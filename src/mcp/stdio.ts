@@ -77,26 +77,40 @@ export function startStdioProxy(o: StdioProxyOptions): StdioProxy {
 
   const onClientLine = (parts: readonly Buffer[], bytes: number): void => {
     const line = joinParts(parts, bytes);
-    if (!isBlank(parts)) {
-      if (!looksLikeJson(parts)) malformed.note('client', 'not a JSON object');
-      else if (clientMessageMatters(line)) {
-        const msg = parseJson(line);
-        if (msg === undefined) malformed.note('client', 'not valid JSON');
-        else if (Array.isArray(msg)) {
-          const verdict = judgeBatch(line, msg, judged);
-          if (verdict.answers.length > 0) toClient(asBatch(verdict.answers));
-          if (verdict.relay === undefined) return;
-          if (verdict.relay !== line) return toServer(line[line.length - 1] === NEWLINE ? Buffer.concat([verdict.relay, NEWLINE_BYTES]) : verdict.relay);
-        } else {
-          const verdict = judged(msg);
-          if (!verdict.relay) {
-            if (verdict.answer !== undefined) toClient(verdict.answer);
-            return;
-          }
-        }
-      }
+    // A proxy in observe mode answers no call itself: the message goes to the server first and the
+    // guard reads it while the server works (the same messages, in the same order, before the next).
+    if (!o.guard.mayAnswer) {
+      toServer(line);
+      judgeLine(parts, line);
+      return;
     }
-    toServer(line);
+    const relay = judgeLine(parts, line);
+    if (relay !== undefined) toServer(relay);
+  };
+
+  /** The guard's reading of a client's message, its answers sent: what of it goes to the server (undefined: none). */
+  const judgeLine = (parts: readonly Buffer[], line: Buffer): Buffer | undefined => {
+    if (isBlank(parts)) return line;
+    if (!looksLikeJson(parts)) {
+      malformed.note('client', 'not a JSON object');
+      return line;
+    }
+    if (!clientMessageMatters(line)) return line;
+    const msg = parseJson(line);
+    if (msg === undefined) {
+      malformed.note('client', 'not valid JSON');
+      return line;
+    }
+    if (Array.isArray(msg)) {
+      const verdict = judgeBatch(line, msg, judged);
+      if (verdict.answers.length > 0) toClient(asBatch(verdict.answers));
+      if (verdict.relay === undefined || verdict.relay === line) return verdict.relay;
+      return line[line.length - 1] === NEWLINE ? Buffer.concat([verdict.relay, NEWLINE_BYTES]) : verdict.relay;
+    }
+    const verdict = judged(msg);
+    if (verdict.relay) return line;
+    if (verdict.answer !== undefined) toClient(verdict.answer);
+    return undefined;
   };
 
   const toServer = (line: Buffer): void => {

@@ -182,6 +182,55 @@ describe('a batch the upstream cannot take still gets the guard answers', () => 
   });
 });
 
+/** A server that answers every request with the time it read it (Date.now(), in the result's text). */
+const STAMP_SERVER = `require('node:readline').createInterface({ input: process.stdin }).on('line', (l) => {
+  const m = JSON.parse(l);
+  const at = Date.now();
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: String(at) }] } }) + '\\n');
+});`;
+
+describe('observe mode: a tools/call reaches the server before the guard reads it', () => {
+  it.each(['observe', 'enforce'] as const)('%s', async (mode) => {
+    const g = new McpCallGuard({ engine: new LoopEngine({ mode }), action: 'graduated', idleGapMs: 60_000, telemetry, transport: 'pipe', say: (l) => said.push(l) });
+    const fromClient = g.fromClient.bind(g);
+    /** When the guard finished judging each tools/call, after taking its time. */
+    const judged: number[] = [];
+    vi.spyOn(g, 'fromClient').mockImplementation((session, msg) => {
+      if ((msg as { method?: string }).method === 'tools/call') {
+        const start = Date.now();
+        while (Date.now() - start < 300);
+      }
+      const verdict = fromClient(session, msg);
+      judged.push(Date.now());
+      return verdict;
+    });
+    const input = new PassThrough();
+    const lines: string[] = [];
+    const output = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+        done();
+      },
+    });
+    const proxy = startStdioProxy({ command: process.execPath, args: ['-e', STAMP_SERVER], env: process.env, guard: g, input, output, say: (l) => said.push(l) });
+    closers.push(async () => {
+      input.end();
+      await proxy.ended;
+    });
+    // the server up and reading first
+    input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' })}\n`);
+    await vi.waitFor(() => expect(lines).toHaveLength(1), { timeout: 10_000 });
+    input.write(`${JSON.stringify(call(1, 'fetch_page', { page: 1 }))}\n`);
+    await vi.waitFor(() => expect(lines).toHaveLength(2), { timeout: 10_000 });
+    const serverRead = Number((JSON.parse(lines[1] as string) as { result: { content: { text: string }[] } }).result.content[0]?.text);
+    const guardDone = judged[judged.length - 1] as number;
+    // observe: the server read the call while the guard was still judging it; enforce: only after
+    if (mode === 'observe') expect(serverRead).toBeLessThan(guardDone);
+    else expect(serverRead).toBeGreaterThanOrEqual(guardDone);
+    expect(statuses(g, 'stdio')).toEqual(['ok']);
+  });
+});
+
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<Server> {
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
