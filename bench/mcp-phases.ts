@@ -10,7 +10,7 @@
  * reading was under way, and what the slowest 1 % of round trips spent their time on.
  *
  *   npm run build && node --import tsx bench/mcp-phases.ts [--calls=1000] [--sizes=1024,65536]
- *     [--methods=tools/call] [--spans] [--cpu-prof | --log-deopt] [--cli]
+ *     [--methods=tools/call] [--spans] [--observe] [--cpu-prof | --log-deopt] [--cli]
  *
  * `--spans`: the proxy's spans on (OTLP/HTTP to a local sink); `--cpu-prof`: a V8 CPU profile of the proxy; `--log-deopt`: its deoptimisations and inline
  * caches in a V8 log; `--cli`: the built CLI as the proxy (round trips only, no probes), to compare.
@@ -142,7 +142,7 @@ async function proxyRole(): Promise<void> {
   syncBuiltinESMExports();
   timeWrites(process.stdout, 'write.toClient', 'toClientWritten');
   // before any listener on stdin: its data flows from the first one on
-  const engine = new LoopEngine();
+  const engine = new LoopEngine(process.env.MCP_PHASES_MODE === 'observe' ? { mode: 'observe' } : {});
   const telemetry = await McpTelemetry.fromEnv(process.env, 'bench', () => undefined);
   process.stdin.on('data', (chunk: Buffer) => {
     // the index is the request's id (the driver numbers them 1, 2, ...): one request per chunk
@@ -236,7 +236,8 @@ async function driverRole(): Promise<void> {
   ];
   // `--spans`: the proxy's spans on, exported over OTLP/HTTP to a sink here that takes them
   const sink = argv.includes('--spans') ? await otlpSink() : undefined;
-  const env = { ...process.env, MCP_PHASES_OUT: out, ...(sink ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.url, OTEL_SDK_DISABLED: 'false' } : { OTEL_SDK_DISABLED: 'true' }) };
+  // `--observe`: the proxy in observe mode
+  const env = { ...process.env, MCP_PHASES_OUT: out, ...(argv.includes('--observe') ? { MCP_PHASES_MODE: 'observe' } : {}), ...(sink ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.url, OTEL_SDK_DISABLED: 'false' } : { OTEL_SDK_DISABLED: 'true' }) };
   const direct = new Peer(spawn(process.execPath, [SERVER], { stdio: ['pipe', 'pipe', 'inherit'], env }));
   const proxyArgs = argv.includes('--cli') ? [join(ROOT, 'packages', 'cli', 'dist', 'cli.js'), 'mcp'] : [await bundledProxy(), '--proxy'];
   const proxied = new Peer(spawn(process.execPath, [...nodeArgs, ...proxyArgs, '--', process.execPath, SERVER], { stdio: ['pipe', 'pipe', 'inherit'], env }));
