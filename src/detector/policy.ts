@@ -16,6 +16,8 @@ import { MAX_RETAINED_NAME } from './retained-name.js';
 export interface ToolPolicy {
   readonly toolName: string;
   readonly role: ToolRole;
+  /** The role is the one the tool's name suggests (no `tools` entry of the configuration sets it). */
+  readonly roleByName: boolean;
   readonly thresholds: RuleThresholds;
   /** The per-call rules its role runs (none when exempt; only those with wait thresholds for a wait), in rule order. */
   readonly callRules: readonly AppliedRule[];
@@ -54,6 +56,8 @@ const MAX_CACHED = 2048;
 
 export class ToolPolicies {
   private readonly cache = new Map<string, ToolPolicy>();
+  /** Tools whose provider's declaration (`declaredReadOnly`) gives them another role than their name. */
+  private readonly declaredCache = new Map<string, ToolPolicy>();
   /** Thresholds for steps made only of pollers (cycles over several polled jobs). */
   readonly pollerThresholds: RuleThresholds;
 
@@ -61,22 +65,38 @@ export class ToolPolicies {
     this.pollerThresholds = applyRuleThresholds(config.thresholds, config.roles.poller.thresholds);
   }
 
-  get(toolName: string): ToolPolicy {
-    let policy = this.cache.get(toolName);
+  /**
+   * `declaredReadOnly`: what the tool's provider declares (MCP `readOnlyHint`). Where the role
+   * would be guessed from the name as `writer` or none, a declaration decides instead: a read-only
+   * tool named like a write (`get_return_policy`) is not stopped at a write's level, and a declared
+   * write is, whatever its name. A role set in the configuration, and the exempt, wait and poller
+   * roles, stay.
+   */
+  get(toolName: string, declaredReadOnly?: boolean): ToolPolicy {
+    const policy = this.cached(this.cache, toolName, undefined);
+    if (declaredReadOnly === undefined || !policy.roleByName || (policy.role !== 'normal' && policy.role !== 'writer')) return policy;
+    const declared: ToolRole = declaredReadOnly ? 'normal' : 'writer';
+    if (policy.role === declared) return policy;
+    return this.cached(this.declaredCache, toolName, declared);
+  }
+
+  private cached(cache: Map<string, ToolPolicy>, toolName: string, role: ToolRole | undefined): ToolPolicy {
+    let policy = cache.get(toolName);
     if (!policy) {
-      policy = this.resolve(toolName);
+      policy = this.resolve(toolName, role);
       // Tool names come from spans: an unbounded set in theory, a few dozen in practice. The cache
       // holds at most 2 048 names of at most `MAX_RETAINED_NAME` characters; a longer name is
       // resolved on each call.
       if (toolName.length <= MAX_RETAINED_NAME) {
-        if (this.cache.size >= MAX_CACHED) this.cache.clear();
-        this.cache.set(toolName, policy);
+        if (cache.size >= MAX_CACHED) cache.clear();
+        cache.set(toolName, policy);
       }
     }
     return policy;
   }
 
-  private resolve(toolName: string): ToolPolicy {
+  /** `declaredRole`: the role a provider's declaration gives where the name would otherwise decide. */
+  private resolve(toolName: string, declaredRole?: ToolRole): ToolPolicy {
     const overrides = this.config.tools.filter((t) => (t.matcher ? t.matcher.test(toolName) : t.pattern === toolName));
     // Exact names win over globs; among globs, the longer (more specific) pattern wins.
     overrides.sort((a, b) => Number(!a.matcher) - Number(!b.matcher) || a.pattern.length - b.pattern.length);
@@ -90,7 +110,7 @@ export class ToolPolicies {
       argumentKeys.push(...(override.volatileKeys?.arguments ?? []));
       resultKeys.push(...(override.volatileKeys?.result ?? []));
     }
-    const effectiveRole = role ?? this.roleByName(toolName);
+    const effectiveRole = role ?? declaredRole ?? this.roleByName(toolName);
     let thresholds = this.config.thresholds;
     if (effectiveRole !== 'normal') {
       thresholds = applyRuleThresholds(thresholds, this.config.roles[effectiveRole].thresholds);
@@ -99,6 +119,7 @@ export class ToolPolicies {
     return {
       toolName,
       role: effectiveRole,
+      roleByName: role === undefined,
       thresholds,
       callRules: rulesFor(effectiveRole, thresholds),
       // evidence degradation only ever raises a rule's levels

@@ -114,5 +114,6 @@ export function buildToolCall(engine: LoopEngine, raw: RawToolCall, onProblem?: 
     spanId: raw.spanId,
     promptName: raw.promptName,
     agentName: raw.agentName,
+    declaredReadOnly: raw.declaredReadOnly,
   };
 }

@@ -228,7 +228,7 @@ export class TraceDetector {
   private recordCall(call: ToolCall, batchComplete: boolean, firstTimeOnly: boolean): LoopDetection[] {
     this.calls++;
     const engine = this.engine;
-    const policy = engine.policies.get(call.toolName);
+    const policy = engine.policies.get(call.toolName, call.declaredReadOnly);
     // The trace's first agent (and calls whose agent is not known, as an instrumentation may name
     // the agent span only after its first tool call) use the tool's plain identity; other agents
     // of the trace, sub-agents, are judged apart.

@@ -61,6 +61,8 @@ export interface ToolCallContent {
   readonly result?: unknown;
   /** Present when the call failed. */
   readonly error?: RawError | undefined;
+  /** What the tool's provider declares (see `ToolCall.declaredReadOnly`). */
+  readonly declaredReadOnly?: boolean | undefined;
 }
 
 /** Where and when a call happened in its trace. */
@@ -95,6 +97,12 @@ export interface ToolCall extends CallPlacement {
   /** How long the arguments' wording is (`Fingerprint.wordingLength`); absent when they have none. */
   readonly wordingLength?: number | undefined;
   readonly outcome: ToolOutcome;
+  /**
+   * Whether the tool's provider declares it read-only (MCP `readOnlyHint`); absent when nothing is
+   * declared. A declaration decides between the `writer` role and none where the role would
+   * otherwise be guessed from the tool's name (see `ToolPolicies.get`).
+   */
+  readonly declaredReadOnly?: boolean | undefined;
 }
 
 /**

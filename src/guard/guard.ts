@@ -166,9 +166,19 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
     const now = this.clock();
     const span = activeSpan();
     const batch = s.batchFor(options.batch);
+    const declaredReadOnly = options.annotations?.readOnlyHint;
     const base = buildToolCall(
       this.engine,
-      { toolName, arguments: args, startTime: now, endTime: now, batch: batch.key, callIndex: index, ...(span ? { spanId: span.spanId } : {}) },
+      {
+        toolName,
+        arguments: args,
+        startTime: now,
+        endTime: now,
+        batch: batch.key,
+        callIndex: index,
+        ...(span ? { spanId: span.spanId } : {}),
+        ...(typeof declaredReadOnly === 'boolean' ? { declaredReadOnly } : {}),
+      },
       log.warn,
     );
     const trigger = combine(this.engine.toolHash(toolName), base.argsHash ?? Number.NaN);
@@ -198,7 +208,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
     // the outcome they are expected to have would refuse the poll that finishes the job. Loops of
     // them are judged once they ran, as the span processor does (and stopped then, if critical).
     // Likewise a call that ran before a declared change of state: its last outcome may not be its next.
-    const role = this.engine.policies.get(toolName).role;
+    const role = this.engine.policies.get(toolName, base.declaredReadOnly).role;
     const found =
       role === 'poller' || role === 'wait' || s.changedSince(trigger)
         ? []

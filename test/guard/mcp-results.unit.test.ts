@@ -118,6 +118,29 @@ describe('annotations', () => {
     expect(isLoopHint(await read())).toBe(true);
     expect(reads).toBe(2);
   });
+
+  it("a declaration decides a write's role where the name would guess it: read-only named like a write is hinted first, a declared write is stopped at its 3rd send", async () => {
+    // `return` is a write's verb: named alone, this read would be stopped at its 3rd identical answer
+    const send = async (guard: ToolLoopGuard, name: string, annotations?: ToolAnnotations) => {
+      let ran = 0;
+      const call = () => guard.run(name, { order: 'A1' }, () => (ran++, { content: [{ type: 'text', text: 'policy: 30 days' }] }), annotations ? { annotations } : {});
+      await call();
+      await call();
+      const third = await call().catch((e: unknown) => e);
+      return { third, ran };
+    };
+    const byName = await send(new ToolLoopGuard(), 'get_return_policy');
+    expect(byName.third).toBeInstanceOf(ToolLoopError);
+    const declaredRead = await send(new ToolLoopGuard(), 'get_return_policy', READ);
+    expect(isLoopHint(declaredRead.third)).toBe(true);
+    expect(declaredRead.ran).toBe(2);
+    // named like a read, declared a write
+    expect((await send(new ToolLoopGuard(), 'lookup_order')).third).toSatisfy(isLoopHint);
+    expect((await send(new ToolLoopGuard(), 'lookup_order', WRITE)).third).toBeInstanceOf(ToolLoopError);
+    // a role the configuration sets stays, whatever is declared
+    const configured = new ToolLoopGuard({ tools: { lookup_order: { role: 'writer' } } });
+    expect((await send(configured, 'lookup_order', READ)).third).toBeInstanceOf(ToolLoopError);
+  });
 });
 
 describe("stopScope: 'loop'", () => {
