@@ -1,5 +1,6 @@
 import { UnorderedHash, type Hash } from '../fingerprint/hash.js';
 import { EVIDENCE_BY_RANK } from './call-rules.js';
+import { doubles } from './doubles.js';
 
 export interface CycleFinding {
   readonly period: number;
@@ -148,7 +149,7 @@ export class CycleTracker {
     const size = this.steps + (stored + 1) * STRIDE;
     const old = this.data;
     if (old !== undefined && old.length >= size) return old;
-    const d = new Array<number>(size).fill(0);
+    const d = doubles(size);
     if (old !== undefined) for (let i = 0; i < old.length; i++) d[i] = old[i] ?? 0;
     this.data = d;
     return d;

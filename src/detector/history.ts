@@ -1,4 +1,5 @@
 import type { Hash } from '../fingerprint/hash.js';
+import { doubles } from './doubles.js';
 
 /** Bit flags stored with each remembered call. */
 export const OK = 1;
@@ -184,7 +185,7 @@ const trial = { data: NO_SLOTS, slots: 0, head: 0, count: 0, slot: new Array<num
 
 /** Room for `slots` calls, allocated at its exact size (no growth slack). */
 function newSlots(slots: number): number[] {
-  return new Array<number>(slots * STRIDE).fill(0);
+  return doubles(slots * STRIDE);
 }
 
 /** NaN-aware equality for optional hashes: two absent values are equal. */

@@ -1,6 +1,6 @@
 import { combine, toHex, UnorderedHash, type Hash } from '../fingerprint/hash.js';
-import { degrade, EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_ARGS_OK, SEEN_CALL, SEEN_OUT, SEEN_TOOL, type CallContext, type Measurement } from './call-rules.js';
-import { CycleTracker, type CycleFinding } from './cycle.js';
+import { degrade, EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_ARGS_OK, SEEN_CALL, SEEN_OUT, SEEN_TOOL, type CallContext, type Measurement, type RuleSettings } from './call-rules.js';
+import { CycleTracker, type CycleFinding, type StepInfo } from './cycle.js';
 import type { ResolvedConfig } from './config/index.js';
 import {
   ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, USER_TURN, WAIT,
@@ -81,11 +81,12 @@ function measureCall(ctx: CallContext, policy: ToolPolicy, found: Finding[]): vo
   }
 }
 
+/** A step in progress: reused once closed (see `openStep`), so every field but the two containers is set anew. */
 interface PendingStep {
-  readonly batch: number;
+  batch: number;
   readonly sigs: Hash[];
   readonly acc: UnorderedHash;
-  readonly tool: Hash;
+  tool: Hash;
   rank: number;
   allPollers: boolean;
   /** Every call of the step failed, or answered that it failed (`saysError`). */
@@ -93,8 +94,8 @@ interface PendingStep {
   start: number;
   end: number;
   /** End of the step's first-recorded call, and its record number (`TraceDetector.calls`). */
-  readonly firstEnd: number;
-  readonly firstRecord: number;
+  firstEnd: number;
+  firstRecord: number;
 }
 
 /** A step in progress as a copy of its own (the accumulator, an order-independent sum of the distinct signatures, rebuilt from them). */
@@ -103,6 +104,59 @@ function copyStep(step: PendingStep): PendingStep {
   for (const sig of step.sigs) acc.add(sig);
   return { ...step, sigs: [...step.sigs], acc };
 }
+
+/**
+ * Closed steps kept for the next steps of any trace to reuse: a step is opened and closed by one
+ * call in most traces (a batch of one call), and few are open at once.
+ */
+const spareSteps: PendingStep[] = [];
+const MAX_SPARE_STEPS = 8;
+
+function openStep(batch: number, tool: Hash, call: ToolCall, record: number): PendingStep {
+  const step = spareSteps.pop() ?? { batch, sigs: [], acc: new UnorderedHash(), tool, rank: 3, allPollers: true, allFailed: true, start: 0, end: 0, firstEnd: 0, firstRecord: 0 };
+  step.batch = batch;
+  step.tool = tool;
+  step.rank = 3;
+  step.allPollers = true;
+  step.allFailed = true;
+  step.start = call.startTime;
+  step.end = step.firstEnd = call.endTime;
+  step.firstRecord = record;
+  return step;
+}
+
+function releaseStep(step: PendingStep): void {
+  step.sigs.length = 0;
+  step.acc.clear();
+  if (spareSteps.length < MAX_SPARE_STEPS) spareSteps.push(step);
+}
+
+/**
+ * What the rules see of the call being recorded, the same object filled in for every call of every
+ * trace: recording is synchronous and never nested, and no rule keeps its context.
+ */
+class CurrentCall implements CallContext {
+  history!: CallHistory;
+  settings!: RuleSettings;
+  tool = Number.NaN;
+  toolHash = Number.NaN;
+  args = Number.NaN;
+  out = Number.NaN;
+  errorClass = Number.NaN;
+  wording = Number.NaN;
+  wordingLength = 0;
+  flags = 0;
+  seen = 0;
+  inCycle = false;
+  readonly drought = { length: 0, episode: 0, firstEnd: Number.NaN, firstBack: 0 };
+}
+
+const current = new CurrentCall();
+/** The findings of the call being recorded (see `CurrentCall`), emptied after each. */
+const findings: Finding[] = [];
+/** What a closed step tells the cycle tracker, read at once (see `CurrentCall`). */
+const closedStep: { -readonly [K in keyof StepInfo]: StepInfo[K] } = { tool: 0, evidenceRank: 0, allPollers: false, idleBefore: 0, firstEnd: 0, firstRecord: 0 };
+const NO_DETECTIONS: LoopDetection[] = [];
 
 /**
  * What the traces of one engine share (`LoopEngine` is one): the configuration, the tool
@@ -226,7 +280,8 @@ export class TraceDetector {
       }
     }
 
-    const found: Finding[] = [];
+    const found = findings;
+    found.length = 0;
     if (this.pending && this.pending.batch !== batch) this.closeStep(found);
     if ((flags & (WAIT | EXEMPT)) === 0) {
       const sig = combine(combine(tool, args), out * 2 + (flags & OK));
@@ -235,11 +290,29 @@ export class TraceDetector {
     if (batchComplete) this.closeStep(found);
     // The first call of a tool in the trace counts 1 for every call rule: nothing to find below 2.
     if ((seen & SEEN_TOOL) !== 0 || policy.minCallThreshold <= 1) {
-      const drought = { length: this.drought, episode: this.droughtsEnded, firstEnd: this.droughtFirstEnd, firstBack: this.calls - this.droughtFirstRecord };
-      const ctx: CallContext = { history: this.history, settings: engine.config, tool, toolHash: tool, args, out, errorClass, wording, wordingLength, flags, seen, inCycle: this.cycles.inCycle, drought };
+      const ctx = current;
+      ctx.history = this.history;
+      ctx.settings = engine.config;
+      ctx.tool = ctx.toolHash = tool;
+      ctx.args = args;
+      ctx.out = out;
+      ctx.errorClass = errorClass;
+      ctx.wording = wording;
+      ctx.wordingLength = wordingLength;
+      ctx.flags = flags;
+      ctx.seen = seen;
+      ctx.inCycle = this.cycles.inCycle;
+      const drought = ctx.drought;
+      drought.length = this.drought;
+      drought.episode = this.droughtsEnded;
+      drought.firstEnd = this.droughtFirstEnd;
+      drought.firstBack = this.calls - this.droughtFirstRecord;
       measureCall(ctx, policy, found);
     }
-    return this.report(found, call, firstTimeOnly);
+    if (found.length === 0) return NO_DETECTIONS;
+    const detections = this.report(found, call, firstTimeOnly);
+    found.length = 0;
+    return detections;
   }
 
   /**
@@ -369,23 +442,7 @@ export class TraceDetector {
   }
 
   private addToStep(batch: number, tool: Hash, sig: Hash, flags: number, poller: boolean, call: ToolCall): void {
-    let step = this.pending;
-    if (!step) {
-      step = {
-        batch,
-        sigs: [],
-        acc: new UnorderedHash(),
-        tool,
-        rank: 3,
-        allPollers: true,
-        allFailed: true,
-        start: call.startTime,
-        end: call.endTime,
-        firstEnd: call.endTime,
-        firstRecord: this.calls,
-      };
-      this.pending = step;
-    }
+    const step = (this.pending ??= openStep(batch, tool, call, this.calls));
     step.rank = Math.min(step.rank, evidenceRank(flags));
     step.allPollers &&= poller;
     // A result that says error (`{"error": "Key name must be unique"}`) is a refusal as much as a failure is.
@@ -401,17 +458,21 @@ export class TraceDetector {
   private closeStep(found: Finding[]): void {
     const step = this.pending;
     this.pending = undefined;
-    if (!step || step.sigs.length === 0) return;
-    const idleBefore = Number.isNaN(this.lastStepEnd) ? 0 : step.start - this.lastStepEnd;
+    if (!step) return;
+    if (step.sigs.length > 0) this.closedStep(step, found);
+    releaseStep(step);
+  }
+
+  private closedStep(step: PendingStep, found: Finding[]): void {
+    const info = closedStep;
+    info.tool = step.tool;
+    info.evidenceRank = step.rank;
+    info.allPollers = step.allPollers;
+    info.idleBefore = Number.isNaN(this.lastStepEnd) ? 0 : step.start - this.lastStepEnd;
+    info.firstEnd = step.firstEnd;
+    info.firstRecord = step.firstRecord;
     this.lastStepEnd = step.end;
-    const cycle = this.cycles.push(step.acc.digest(0x53), {
-      tool: step.tool,
-      evidenceRank: step.rank,
-      allPollers: step.allPollers,
-      idleBefore,
-      firstEnd: step.firstEnd,
-      firstRecord: step.firstRecord,
-    });
+    const cycle = this.cycles.push(step.acc.digest(0x53), info);
     if (cycle) {
       const f = this.cycleFinding(cycle);
       if (f) found.push(f);
@@ -468,7 +529,6 @@ export class TraceDetector {
   }
 
   private report(found: Finding[], call: ToolCall, firstTimeOnly: boolean): LoopDetection[] {
-    if (found.length === 0) return [];
     const out: LoopDetection[] = [];
     for (const f of found) {
       const level = levelOf(f);

@@ -135,6 +135,11 @@ export class UnorderedHash {
   digest(tag: number): Hash {
     return unorderedDigest(this.a, this.b, this.n, tag);
   }
+
+  /** Empty again, as new. */
+  clear(): void {
+    this.a = this.b = this.n = 0;
+  }
 }
 
 /** Short lowercase hex form used on events and in CLI output (14 hex digits for 53 bits). */
