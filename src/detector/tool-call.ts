@@ -67,8 +67,6 @@ function failureHash(errorClass: Hash, message: Hash | undefined, output: Hash |
   return combineAll(FAILURE_TAG, errorClass, message ?? Number.NaN, output ?? Number.NaN);
 }
 
-type Writable<T> = { -readonly [K in keyof T]: T[K] };
-
 /**
  * Reduces a raw call to hashes. Content that cannot be fingerprinted (a throwing getter, a
  * hostile proxy) is treated as not captured and reported through `onProblem`; content hashed on
@@ -101,22 +99,20 @@ export function buildToolCall(engine: LoopEngine, raw: RawToolCall, onProblem?: 
         }
       : { ok: true, informative: false };
   }
-  const call: Writable<ToolCall> = {
+  // one shape for every call, absent fields undefined: made whole at once, never grown
+  return {
     toolName,
+    argsHash: args?.hash,
+    actionHash: args?.action,
+    wording: args?.wording,
+    wordingLength: args?.wording === undefined ? undefined : args.wordingLength,
     outcome,
     startTime: raw.startTime,
     endTime: raw.endTime,
     batch: raw.batch,
     callIndex: raw.callIndex,
+    spanId: raw.spanId,
+    promptName: raw.promptName,
+    agentName: raw.agentName,
   };
-  if (args) call.argsHash = args.hash;
-  if (args?.action !== undefined) call.actionHash = args.action;
-  if (args?.wording !== undefined) {
-    call.wording = args.wording;
-    call.wordingLength = args.wordingLength;
-  }
-  if (raw.spanId !== undefined) call.spanId = raw.spanId;
-  if (raw.promptName !== undefined) call.promptName = raw.promptName;
-  if (raw.agentName !== undefined) call.agentName = raw.agentName;
-  return call;
 }

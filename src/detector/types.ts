@@ -84,16 +84,16 @@ export interface RawToolCall extends ToolCallContent, CallPlacement {}
 export interface ToolCall extends CallPlacement {
   readonly toolName: string;
   /** Fingerprint of the arguments; absent when they were not captured. */
-  readonly argsHash?: Hash;
+  readonly argsHash?: Hash | undefined;
   /**
    * The action a generic tool was asked to run (`Fingerprint.action`: `execute_tool` with a
    * `tool_name`, an editor's `command`); absent when the arguments name none.
    */
-  readonly actionHash?: Hash;
+  readonly actionHash?: Hash | undefined;
   /** The words of the arguments (`Fingerprint.wording`), for telling a rewording from new content; absent when they have none. */
-  readonly wording?: number;
+  readonly wording?: number | undefined;
   /** How long the arguments' wording is (`Fingerprint.wordingLength`); absent when they have none. */
-  readonly wordingLength?: number;
+  readonly wordingLength?: number | undefined;
   readonly outcome: ToolOutcome;
 }
 
