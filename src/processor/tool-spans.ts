@@ -264,10 +264,12 @@ export class ToolSpans {
       start = { adapter, callIndex: sequence.nextCallIndex(), batch: { key: sequence.newBatchKey(), complete: true }, parentId: parentIdOf(span), parentContext: this.parentsAtStart?.get(span), inherited: undefined };
     }
     if (state === undefined) return undefined; // (a start record without its trace: dropped meanwhile)
-    const batch = start.batch;
+    // read at once: a leaf's start is one record for every leaf (`startedLeaf`), and a callback
+    // below (an adapter's reader, the prompt name resolver) may end another span
+    const { adapter, callIndex, batch, parentId, parentContext, inherited } = start;
     const batchComplete = 'complete' in batch ? batch.complete : state.sequence.leave(batch);
     this.traces.get(traceId);
-    const fields = reading !== undefined ? reading.readCall(start.adapter) : start.adapter.readToolCall(span);
+    const fields = reading !== undefined ? reading.readCall(adapter) : adapter.readToolCall(span);
     // The answer in its final shape, every field set here or below: spreading a shared part into
     // each answer instead cost more than the rest of this method (bench/NOTES.md, outside the
     // fingerprint and heap per tool call).
@@ -276,14 +278,14 @@ export class ToolSpans {
     out.trace = state;
     out.traceId = traceId;
     out.spanId = spanId;
-    out.parentContext = start.parentContext;
-    out.parentId = start.parentId;
+    out.parentContext = parentContext;
+    out.parentId = parentId;
     out.batchComplete = batchComplete;
     out.alone = hasNoParent(span);
     out.call = out.decision = out.attributes = undefined;
     out.toolName = out.promptName = undefined;
     if (!fields) return out;
-    if (start.parentId === undefined && !this.parentlessSaid) {
+    if (parentId === undefined && !this.parentlessSaid) {
       // The commonest reason for "no detections": without a registered context manager every
       // tool span starts a trace of its own, and loops are found among the calls of one trace.
       this.parentlessSaid = true;
@@ -294,11 +296,11 @@ export class ToolSpans {
       );
     }
 
-    let promptName = reading?.promptName() ?? this.resolvePrompt(span) ?? start.inherited?.prompt;
-    let agentName = reading?.agentName() ?? start.inherited?.agent;
+    let promptName = reading?.promptName() ?? this.resolvePrompt(span) ?? inherited?.prompt;
+    let agentName = reading?.agentName() ?? inherited?.agent;
     if (promptName === undefined || agentName === undefined) {
       // Langfuse and the Mastra bridge name a span after it started: the still-open parent is read again now.
-      const parentNow = spanView(parentSpanOf(start.parentContext, start.parentId));
+      const parentNow = spanView(parentSpanOf(parentContext, parentId));
       if (parentNow) {
         promptName ??= readPromptName(this.adapters, parentNow);
         agentName ??= readAgentName(this.adapters, parentNow);
@@ -319,7 +321,7 @@ export class ToolSpans {
             ...d,
             traceId,
             spanId,
-            callIndex: start.callIndex,
+            callIndex: callIndex,
             ...(d.promptName === undefined && promptName !== undefined ? { promptName } : {}),
             ...(d.agentName === undefined && agentName !== undefined ? { agentName } : {}),
           }
@@ -336,7 +338,7 @@ export class ToolSpans {
     call.startTime = hrTimeToMs(span.startTime);
     call.endTime = hrTimeToMs(span.endTime);
     call.batch = batch.key;
-    call.callIndex = start.callIndex;
+    call.callIndex = callIndex;
     call.spanId = spanId;
     call.promptName = promptName;
     call.agentName = agentName;
