@@ -229,7 +229,6 @@ export class LoopDetectionSpanProcessor implements SpanProcessorLike {
     }
     const trace = this.spans.spanEnded(span, reading, ended !== undefined);
     if (trace !== undefined) this.traceEnded(trace, writable);
-    if (ended !== undefined) this.spans.release(ended);
   }
 
   /** A tracked trace's local root ended (the trace is no longer tracked): what its loops cost. */

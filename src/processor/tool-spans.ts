@@ -32,48 +32,6 @@ export interface EndedToolCall extends Omit<DetectionSite, 'span'> {
   readonly promptName: string | undefined;
 }
 
-/** What a tool span's start decided, as `noteStart` hands it to `started` and `startedLeaf`. */
-interface NotedStart {
-  state: TraceState;
-  tool: ConventionAdapter;
-  parentId: string | undefined;
-  inherited: SpanNames | undefined;
-  prompt: string | undefined;
-}
-
-/**
- * `ended`'s answer: one record, with the call's, reused from one tool call to the next (see
- * `ToolSpans.spare`); every field is set anew by `ended`.
- */
-class EndedCall implements EndedToolCall {
-  trace!: TraceState;
-  traceId = '';
-  spanId = '';
-  parentContext: Context | undefined = undefined;
-  parentId: string | undefined = undefined;
-  batchComplete = false;
-  alone = false;
-  call: RawToolCall | undefined = undefined;
-  decision: LoopDetection | undefined = undefined;
-  attributes: Record<string, string> | undefined = undefined;
-  toolName: string | undefined = undefined;
-  promptName: string | undefined = undefined;
-  /** The call, when it is one: every call in one shape, absent fields undefined. */
-  readonly raw: Writable<RawToolCall> = {
-    toolName: '',
-    arguments: undefined,
-    result: undefined,
-    error: undefined,
-    startTime: 0,
-    endTime: 0,
-    batch: '',
-    callIndex: 0,
-    spanId: undefined,
-    promptName: undefined,
-    agentName: undefined,
-  };
-}
-
 export interface ToolSpanOptions {
   readonly adapters: readonly ConventionAdapter[];
   readonly promptName: ((span: ReadableToolSpan) => string | undefined) | undefined;
@@ -110,17 +68,6 @@ export class ToolSpans {
   private readSpan: ReadableToolSpan | undefined;
   private readSaid = 0;
   private readUsage = false;
-  /**
-   * What the last tool span's start decided (`noteStart`), and a leaf's start (`startedLeaf`):
-   * each read at once by its caller, so one record of each serves every span.
-   */
-  private noted: NotedStart | undefined;
-  private leafStart: Writable<StartedToolSpan> | undefined;
-  /**
-   * `ended`'s answer, back from the processor (`release`) for the next tool call; undefined while
-   * one is out, so a span ended from a callback during the handling of another gets its own.
-   */
-  private spare: EndedCall | undefined;
 
   constructor(
     private readonly traces: TraceStore<TraceState>,
@@ -192,16 +139,7 @@ export class ToolSpans {
     if (start === undefined) return undefined;
     const { state, tool, parentId, inherited } = start;
     const sequence = state.sequence;
-    const callIndex = sequence.nextCallIndex();
-    const batch = sequence.startedAndEnded(parentId);
-    const leaf = (this.leafStart ??= { adapter: tool, callIndex, batch, parentId, parentContext, inherited });
-    leaf.adapter = tool;
-    leaf.callIndex = callIndex;
-    leaf.batch = batch;
-    leaf.parentId = parentId;
-    leaf.parentContext = parentContext;
-    leaf.inherited = inherited;
-    return leaf;
+    return { adapter: tool, callIndex: sequence.nextCallIndex(), batch: sequence.startedAndEnded(parentId), parentId, parentContext, inherited };
   }
 
   /**
@@ -209,7 +147,11 @@ export class ToolSpans {
    * are recorded for its children), its parent is recorded as passing names on. Returns what a
    * tool span's start needs, when the span is one.
    */
-  private noteStart(span: WritableToolSpan, parentContext: Context | undefined, reading: SpanReading | undefined): NotedStart | undefined {
+  private noteStart(
+    span: WritableToolSpan,
+    parentContext: Context | undefined,
+    reading: SpanReading | undefined,
+  ): { state: TraceState; tool: ConventionAdapter; parentId: string | undefined; inherited: SpanNames | undefined; prompt: string | undefined } | undefined {
     const { traceId, spanId } = span.spanContext();
     if (reading === undefined) {
       // Neither a tool call nor named: at most its parent now has a child to pass names on to,
@@ -237,14 +179,7 @@ export class ToolSpans {
       // Only inherited: recorded when a first child starts (`recordParentNames`); most tool spans have none.
       state.setLatestNames(inherited);
     }
-    if (!tool) return undefined;
-    const noted = (this.noted ??= { state, tool, parentId, inherited, prompt });
-    noted.state = state;
-    noted.tool = tool;
-    noted.parentId = parentId;
-    noted.inherited = inherited;
-    noted.prompt = prompt;
-    return noted;
+    return tool ? { state, tool, parentId, inherited, prompt } : undefined;
   }
 
   /**
@@ -264,28 +199,29 @@ export class ToolSpans {
       start = { adapter, callIndex: sequence.nextCallIndex(), batch: { key: sequence.newBatchKey(), complete: true }, parentId: parentIdOf(span), parentContext: this.parentsAtStart?.get(span), inherited: undefined };
     }
     if (state === undefined) return undefined; // (a start record without its trace: dropped meanwhile)
-    // read at once: a leaf's start is one record for every leaf (`startedLeaf`), and a callback
-    // below (an adapter's reader, the prompt name resolver) may end another span
-    const { adapter, callIndex, batch, parentId, parentContext, inherited } = start;
+    const batch = start.batch;
     const batchComplete = 'complete' in batch ? batch.complete : state.sequence.leave(batch);
     this.traces.get(traceId);
-    const fields = reading !== undefined ? reading.readCall(adapter) : adapter.readToolCall(span);
-    // The answer in its final shape, every field set here or below: spreading a shared part into
+    const fields = reading !== undefined ? reading.readCall(start.adapter) : start.adapter.readToolCall(span);
+    // The answer in its final shape from the start, filled in below: spreading a shared part into
     // each answer instead cost more than the rest of this method (bench/NOTES.md, outside the
     // fingerprint and heap per tool call).
-    const out = this.spare ?? new EndedCall();
-    this.spare = undefined;
-    out.trace = state;
-    out.traceId = traceId;
-    out.spanId = spanId;
-    out.parentContext = parentContext;
-    out.parentId = parentId;
-    out.batchComplete = batchComplete;
-    out.alone = hasNoParent(span);
-    out.call = out.decision = out.attributes = undefined;
-    out.toolName = out.promptName = undefined;
+    const out: Writable<EndedToolCall> = {
+      trace: state,
+      traceId,
+      spanId,
+      parentContext: start.parentContext,
+      parentId: start.parentId,
+      batchComplete,
+      alone: hasNoParent(span),
+      call: undefined,
+      decision: undefined,
+      attributes: undefined,
+      toolName: undefined,
+      promptName: undefined,
+    };
     if (!fields) return out;
-    if (parentId === undefined && !this.parentlessSaid) {
+    if (start.parentId === undefined && !this.parentlessSaid) {
       // The commonest reason for "no detections": without a registered context manager every
       // tool span starts a trace of its own, and loops are found among the calls of one trace.
       this.parentlessSaid = true;
@@ -296,11 +232,11 @@ export class ToolSpans {
       );
     }
 
-    let promptName = reading?.promptName() ?? this.resolvePrompt(span) ?? inherited?.prompt;
-    let agentName = reading?.agentName() ?? inherited?.agent;
+    let promptName = reading?.promptName() ?? this.resolvePrompt(span) ?? start.inherited?.prompt;
+    let agentName = reading?.agentName() ?? start.inherited?.agent;
     if (promptName === undefined || agentName === undefined) {
       // Langfuse and the Mastra bridge name a span after it started: the still-open parent is read again now.
-      const parentNow = spanView(parentSpanOf(parentContext, parentId));
+      const parentNow = spanView(parentSpanOf(start.parentContext, start.parentId));
       if (parentNow) {
         promptName ??= readPromptName(this.adapters, parentNow);
         agentName ??= readAgentName(this.adapters, parentNow);
@@ -321,7 +257,7 @@ export class ToolSpans {
             ...d,
             traceId,
             spanId,
-            callIndex: callIndex,
+            callIndex: start.callIndex,
             ...(d.promptName === undefined && promptName !== undefined ? { promptName } : {}),
             ...(d.agentName === undefined && agentName !== undefined ? { agentName } : {}),
           }
@@ -330,32 +266,21 @@ export class ToolSpans {
       return out;
     }
 
-    const call = out.raw;
-    call.toolName = toolName;
-    call.arguments = fields.arguments;
-    call.result = fields.result;
-    call.error = fields.error;
-    call.startTime = hrTimeToMs(span.startTime);
-    call.endTime = hrTimeToMs(span.endTime);
-    call.batch = batch.key;
-    call.callIndex = callIndex;
-    call.spanId = spanId;
-    call.promptName = promptName;
-    call.agentName = agentName;
-    out.call = call;
+    // one shape for every call, absent fields undefined
+    out.call = {
+      toolName,
+      arguments: fields.arguments,
+      result: fields.result,
+      error: fields.error,
+      startTime: hrTimeToMs(span.startTime),
+      endTime: hrTimeToMs(span.endTime),
+      batch: batch.key,
+      callIndex: start.callIndex,
+      spanId,
+      promptName,
+      agentName,
+    };
     return out;
-  }
-
-  /**
-   * The processor is done with an answer of `ended` (nothing keeps it, nor its call: the engine
-   * keeps hashes, and detections are written with a copy of the site): the next tool call reuses it.
-   */
-  release(ended: EndedToolCall): void {
-    if (ended instanceof EndedCall) {
-      ended.call = undefined;
-      ended.raw.arguments = ended.raw.result = ended.raw.error = undefined;
-      this.spare = ended;
-    }
   }
 
   /**
