@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { findBlobs, findHeadBlobs, headCommit, mirrorDir, readBlob, type BlobRef } from './mirror.js';
 import { bfclRun, type BfclEntry } from './formats/bfcl.js';
+import { tauBenchRun, type TauBenchResult } from './formats/tau-bench.js';
 import { miniCliRun, type TerminalBenchResults } from './formats/mini-swe-agent-cli.js';
 import { openHandsRun, type OpenHandsCompletionLog } from './formats/openhands.js';
 import { sweAgentRun } from './formats/swe-agent.js';
@@ -196,6 +197,27 @@ function readOpenHands(spec: SourceSpec, dir: string, blobs: readonly BlobRef[])
   return out;
 }
 
+/**
+ * τ-bench result files (`<agent strategy>-<model>-<temperature>_range_<from>-<to>_user-….json`,
+ * an array of runs): each run is named by its file's stem, task and trial, and its agent is the
+ * file's agent strategy (an experiment's files compare strategies).
+ */
+function readTauBench(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Read {
+  const out: Read = { runs: [], used: [] };
+  for (const { path, blob } of blobs) {
+    const stem = basename(path).replace(/\.json$/, '');
+    const agent = spec.agentFromFile ? (/^(.+?)-(?:none|gpt|claude|o\d)/.exec(stem)?.[1] ?? spec.agent) : spec.agent;
+    const entries = JSON.parse(readBlob(dir, blob)) as TauBenchResult[];
+    for (const entry of entries) {
+      const id = `${stem}/${String(entry.task_id)}/${String(entry.trial ?? 0)}`;
+      const base = Date.parse(spec.base ?? '2025-01-01T00:00:00Z') + out.runs.length * DAY_MS;
+      out.runs.push(tauBenchRun(entry, { id, source: spec.id, agent, model: spec.model ?? 'unknown', base }));
+    }
+    out.used.push({ path, blob });
+  }
+  return out;
+}
+
 const READERS: Record<SourceFormat, (spec: SourceSpec, dir: string, blobs: readonly BlobRef[]) => Read> = {
   'swe-agent': readSweAgent,
   tau2: readTau2,
@@ -205,6 +227,7 @@ const READERS: Record<SourceFormat, (spec: SourceSpec, dir: string, blobs: reado
   'toolathlon-log': readToolathlonLog,
   livemcp: readLiveMcp,
   openhands: readOpenHands,
+  'tau-bench': readTauBench,
 };
 
 export function extractSource(spec: SourceSpec): { runs: CorpusRun[]; entry: ManifestEntry } | undefined {

@@ -4,7 +4,7 @@
  * `npm run corpus:build` pseudonymizes them into `test/fixtures/real/`.
  */
 
-export type SourceFormat = 'swe-agent' | 'tau2' | 'toolathlon' | 'toolathlon-log' | 'livemcp' | 'bfcl' | 'terminal-bench-mini' | 'openhands';
+export type SourceFormat = 'swe-agent' | 'tau2' | 'toolathlon' | 'toolathlon-log' | 'livemcp' | 'bfcl' | 'terminal-bench-mini' | 'openhands' | 'tau-bench';
 
 export interface SourceSpec {
   /** Corpus id: file names, table rows, label files. */
@@ -264,6 +264,20 @@ export const SOURCES: readonly SourceSpec[] = [
     // all of them: 39 runs, about 0.6 MB
     sample: { always: /^(?!submitted$)/, others: 1000 },
     drawnAfter: 'swe-agent-claude4',
+    heldOut: true,
+  },
+  {
+    id: 'tau-bench-agentverify',
+    title: 'τ-bench retail with its LLM user simulator: the original tool-calling agent and the AgentVerify variants (preconditions given as advice, with Python code generation, pre- and postcondition assertions checked around each write), one unnamed OpenAI model',
+    repo: 'avaljotsingh/tau-bench',
+    licence: 'MIT (repository LICENSE, Sierra\'s tau-bench)',
+    origin: 'final_results/*.json of the repository (the AgentVerify authors\' own runs; the files name the model none)',
+    format: 'tau-bench',
+    paths: /^final_results\/(?:assertions-agent|tool-calling)[^/]*\.json$/,
+    agent: 'tool-calling',
+    agentFromFile: true,
+    model: 'unnamed (an OpenAI model behind the authors\' endpoint; the files say none)',
+    base: '2025-06-18T00:00:00Z',
     heldOut: true,
   },
 ];

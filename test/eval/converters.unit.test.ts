@@ -6,6 +6,7 @@ import { openHandsRun } from '../../scripts/corpus/formats/openhands.js';
 import { parsePythonCall } from '../../scripts/corpus/formats/python-call.js';
 import { sweAgentRun } from '../../scripts/corpus/formats/swe-agent.js';
 import { asTau2File, tau2Runs, type Tau2File } from '../../scripts/corpus/formats/tau2.js';
+import { tauBenchRun, type TauBenchResult } from '../../scripts/corpus/formats/tau-bench.js';
 import { toolathlonLogRun, toolathlonRun, type ToolathlonFile } from '../../scripts/corpus/formats/toolathlon.js';
 import { runToOtlp } from '../../scripts/corpus/otlp.js';
 import { callsOf } from '../../scripts/corpus/run.js';
@@ -131,6 +132,53 @@ describe('the SWE-agent converter', () => {
 
 /** A tool message of Toolathlon: MCP content items as JSON text. */
 const items = (...texts: string[]): string => JSON.stringify(texts.map((text) => ({ type: 'text', text, annotations: null })));
+
+describe('the τ-bench converter', () => {
+  const call = (id: string, name: string, args: object): object => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
+  const traj = [
+    { role: 'system', content: 'policy' },
+    { role: 'user', content: 'cancel my order #W1' },
+    { role: 'assistant', content: null, tool_calls: [call('a', 'get_order_details', { order_id: '#W1' })] },
+    { role: 'tool', tool_call_id: 'a', name: 'get_order_details', content: '{"status": "pending"}' },
+    { role: 'assistant', content: null, tool_calls: [call('b', 'cancel_pending_order', { order_id: '#W1', reason: 'no longer needed' })] },
+    { role: 'tool', tool_call_id: 'b', name: 'cancel_pending_order', content: 'Error: non-pending order cannot be cancelled' },
+    { role: 'assistant', content: null, tool_calls: [call('c', 'refund', {})] },
+    { role: 'tool', tool_call_id: 'c', name: 'refund', content: 'Unknown action refund' },
+    { role: 'assistant', content: 'Done.' },
+    { role: 'user', content: 'thanks ###STOP###' },
+  ];
+  const meta = { id: 'tool-calling/7/0', source: 'test', agent: 'tool-calling', model: 'm', base: Date.parse('2025-06-18T00:00:00Z') };
+
+  it('reads the conversation with the user turns, one call a model turn, and the reward as the outcome', () => {
+    const run = tauBenchRun({ task_id: 7, reward: 1, trial: 0, traj } satisfies TauBenchResult, meta);
+    expect(run).toMatchObject({ id: 'tool-calling/7/0', outcome: 'pass', recordedTimes: false });
+    expect(run.turns.map((t) => [t.kind, t.calls.length])).toEqual([['user', 0], ['model', 1], ['model', 1], ['model', 1], ['model', 0], ['user', 0]]);
+    expect(run.turns[0]?.text).toBe('cancel my order #W1');
+    expect(tauBenchRun({ reward: 0, traj }, meta).outcome).toBe('fail');
+  });
+
+  it('writes the environment\'s Error: and Unknown action answers as failures without a class', () => {
+    const calls = callsOf(tauBenchRun({ reward: 0, traj }, meta));
+    expect(calls.map((c) => [c.id, c.error === undefined ? 'ok' : c.errorType])).toEqual([
+      ['a', 'ok'],
+      ['b', null],
+      ['c', null],
+    ]);
+    const spans = decodeTracesData(runToOtlp(tauBenchRun({ reward: 0, traj }, meta))).filter((s) => s.name.startsWith('execute_tool'));
+    expect(spans.map((s) => [s.status?.code ?? 0, s.attributes['error.type']])).toEqual([
+      [0, undefined],
+      [2, undefined],
+      [2, undefined],
+    ]);
+  });
+
+  it('takes a run neither the user nor a transfer ended as stopped at the step limit', () => {
+    const cut = traj.slice(0, 8);
+    expect(tauBenchRun({ reward: 0, traj: cut }, meta).outcome).toBe('max_steps');
+    const transferred = [...cut, { role: 'assistant', content: null, tool_calls: [call('d', 'transfer_to_human_agents', { summary: 'x' })] }, { role: 'tool', tool_call_id: 'd', content: 'Transfer successful' }];
+    expect(tauBenchRun({ reward: 0, traj: transferred }, meta).outcome).toBe('fail');
+  });
+});
 
 describe('the Toolathlon converter', () => {
   const call = (id: string, name: string, args: object): object => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
