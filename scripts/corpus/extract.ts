@@ -200,7 +200,8 @@ function readOpenHands(spec: SourceSpec, dir: string, blobs: readonly BlobRef[])
 /**
  * τ-bench result files (`<agent strategy>-<model>-<temperature>_range_<from>-<to>_user-….json`,
  * an array of runs): each run is named by its file's stem, task and trial, and its agent is the
- * file's agent strategy (an experiment's files compare strategies).
+ * file's agent strategy (an experiment's files compare strategies). A run whose agent raised
+ * before anything was recorded (`info.error`, an empty `traj`) holds no conversation: left out.
  */
 function readTauBench(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]): Read {
   const out: Read = { runs: [], used: [] };
@@ -209,6 +210,7 @@ function readTauBench(spec: SourceSpec, dir: string, blobs: readonly BlobRef[]):
     const agent = spec.agentFromFile ? (/^(.+?)-(?:none|gpt|claude|o\d)/.exec(stem)?.[1] ?? spec.agent) : spec.agent;
     const entries = JSON.parse(readBlob(dir, blob)) as TauBenchResult[];
     for (const entry of entries) {
+      if (!Array.isArray(entry.traj) || entry.traj.length === 0) continue;
       const id = `${stem}/${String(entry.task_id)}/${String(entry.trial ?? 0)}`;
       const base = Date.parse(spec.base ?? '2025-01-01T00:00:00Z') + out.runs.length * DAY_MS;
       out.runs.push(tauBenchRun(entry, { id, source: spec.id, agent, model: spec.model ?? 'unknown', base }));

@@ -172,6 +172,21 @@ describe('the τ-bench converter', () => {
     ]);
   });
 
+  it('pairs calls recorded without ids with the answers that follow them, and reads Python dict arguments', () => {
+    const noIds = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'find_user', arguments: "{'zip': '10108', 'vip': True}" } }] },
+      { role: 'tool', name: 'find_user', content: 'user_1' },
+      { role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'get_user', arguments: "{'user_id': 'user_1'}" } }] },
+      { role: 'tool', name: 'get_user', content: 'Error: user not found' },
+    ];
+    const calls = callsOf(tauBenchRun({ reward: 0, traj: noIds }, meta));
+    expect(calls.map((c) => [c.name, c.arguments, c.result ?? c.error, c.id])).toEqual([
+      ['find_user', { zip: '10108', vip: true }, 'user_1', undefined],
+      ['get_user', { user_id: 'user_1' }, 'Error: user not found', undefined],
+    ]);
+  });
+
   it('takes a run neither the user nor a transfer ended as stopped at the step limit', () => {
     const cut = traj.slice(0, 8);
     expect(tauBenchRun({ reward: 0, traj: cut }, meta).outcome).toBe('max_steps');

@@ -139,3 +139,14 @@ export function parsePythonCall(text: string): PythonCall | undefined {
     return undefined;
   }
 }
+
+/** One Python literal in `repr` form (a dict, list, string, number, ...) as JSON, or undefined when the text is not one. */
+export function parsePythonLiteral(text: string): { readonly value: unknown } | undefined {
+  try {
+    const r = new Reader(text);
+    const value = r.value();
+    return r.done() ? { value } : undefined;
+  } catch {
+    return undefined;
+  }
+}
