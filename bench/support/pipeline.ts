@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -88,8 +88,10 @@ export function pipeline(
   const first = loops ? (loops as unknown as SpanProcessor) : yardstick(kind);
   const processors: SpanProcessor[] = first ? [first, batch] : [batch];
   const provider = new BasicTracerProvider({ spanProcessors: processors, ...(spanLimits ? { spanLimits } : {}) });
+  const tracer = provider.getTracer('loopwatch-bench', '1.0.0');
+  providers.set(tracer, provider);
   return {
-    tracer: provider.getTracer('loopwatch-bench', '1.0.0'),
+    tracer,
     loops,
     exporter,
     flush: () => provider.forceFlush(),
@@ -97,16 +99,28 @@ export function pipeline(
   };
 }
 
+const providers = new WeakMap<Tracer, BasicTracerProvider>();
+
+/**
+ * The tracer another instrumentation of the same app gets: its own scope, from the provider of
+ * `appTracer` (a pipeline's `tracer`), as each of an app's instrumentations gets one.
+ */
+export function instrumentationTracer(appTracer: Tracer, scope: string, version: string): Tracer {
+  const provider = providers.get(appTracer);
+  if (provider === undefined) throw new Error('instrumentationTracer: not the tracer of a bench pipeline');
+  return provider.getTracer(scope, version);
+}
+
 /** A child span of `parent`, started with attributes, given more, ended: one span lifecycle. */
 /** A span started in `parent` with `start`, given `late` after it started, and ended (returned ended). */
-export function childSpan(tracer: Tracer, parent: Context, name: string, start: Attributes, late?: Attributes): Span {
-  const span = tracer.startSpan(name, { attributes: start }, parent);
+export function childSpan(tracer: Tracer, parent: Context, name: string, start: Attributes, late?: Attributes, kind = SpanKind.INTERNAL): Span {
+  const span = tracer.startSpan(name, { attributes: start, kind }, parent);
   if (late) span.setAttributes(late);
   span.end();
   return span;
 }
 
-export function rootSpan(tracer: Tracer, name: string, attributes: Attributes): { span: Span; context: Context } {
-  const span = tracer.startSpan(name, { attributes }, ROOT_CONTEXT);
+export function rootSpan(tracer: Tracer, name: string, attributes: Attributes, kind = SpanKind.INTERNAL): { span: Span; context: Context } {
+  const span = tracer.startSpan(name, { attributes, kind }, ROOT_CONTEXT);
   return { span, context: trace.setSpan(ROOT_CONTEXT, span) };
 }

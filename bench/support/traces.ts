@@ -1,6 +1,6 @@
-import { ROOT_CONTEXT, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { acknowledgement, argumentsOfSize, jsonOfSize } from './payloads.js';
-import { childSpan, rootSpan } from './pipeline.js';
+import { childSpan, instrumentationTracer, rootSpan } from './pipeline.js';
 
 /**
  * The traces the lifecycle bench runs, as instrumentations write them: the span names and
@@ -35,6 +35,7 @@ function httpSpan(tracer: Tracer, parent: Context, i: number): void {
       'user_agent.original': 'support-bot/1.4',
     },
     { 'http.response.status_code': 200, 'http.response.body.size': 512 + (i % 100) },
+    SpanKind.CLIENT,
   );
 }
 
@@ -59,6 +60,7 @@ function chatSpan(tracer: Tracer, parent: Context, i: number): void {
       'gen_ai.usage.input_tokens': 1200 + (i % 50),
       'gen_ai.usage.output_tokens': 80 + (i % 13),
     },
+    SpanKind.CLIENT,
   );
 }
 
@@ -168,18 +170,40 @@ export function singleToolMix(): Workload {
 
 /** An HTTP server root and 9 children (chat and HTTP client spans): spans loopwatch must pass over. */
 export function nonToolTraces(): Workload {
+  // Each span from the tracer of the instrumentation that makes it in an app: the request's server
+  // span from the HTTP instrumentation, the model calls from an OpenAI client instrumentation, the
+  // calls they and the app make from the `fetch` (undici) instrumentation.
+  let app: Tracer | undefined;
+  let scoped = { server: undefined as unknown as Tracer, model: undefined as unknown as Tracer, fetch: undefined as unknown as Tracer };
+  const tracersOf = (tracer: Tracer): typeof scoped => {
+    if (tracer !== app) {
+      app = tracer;
+      scoped = {
+        server: instrumentationTracer(tracer, '@opentelemetry/instrumentation-http', '0.208.0'),
+        model: instrumentationTracer(tracer, '@opentelemetry/instrumentation-openai', '0.6.0'),
+        fetch: instrumentationTracer(tracer, '@opentelemetry/instrumentation-undici', '0.19.0'),
+      };
+    }
+    return scoped;
+  };
   return workload(10, 0, (tracer, i) => {
-    const root = rootSpan(tracer, 'POST /api/support', {
-      'http.request.method': 'POST',
-      'http.route': '/api/support',
-      'url.path': '/api/support',
-      'url.scheme': 'https',
-      'server.address': 'support.example.com',
-      'http.response.status_code': 200,
-    });
+    const { server, model, fetch } = tracersOf(tracer);
+    const root = rootSpan(
+      server,
+      'POST /api/support',
+      {
+        'http.request.method': 'POST',
+        'http.route': '/api/support',
+        'url.path': '/api/support',
+        'url.scheme': 'https',
+        'server.address': 'support.example.com',
+        'http.response.status_code': 200,
+      },
+      SpanKind.SERVER,
+    );
     for (let k = 0; k < 9; k++) {
-      if (k % 3 === 0) chatSpan(tracer, root.context, i * 10 + k);
-      else httpSpan(tracer, root.context, i * 10 + k);
+      if (k % 3 === 0) chatSpan(model, root.context, i * 10 + k);
+      else httpSpan(fetch, root.context, i * 10 + k);
     }
     return root.span;
   });
