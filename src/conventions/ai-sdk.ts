@@ -110,5 +110,6 @@ export const aiSdkAdapter: ConventionAdapter = {
     keys: [ATTR_AI_OPERATION_ID, ...PROMPT_KEYS, LANGFUSE_PROMPT_KEY, ...RUNTIME_CONTEXT_PROMPT_KEYS],
     names: [TOOL_CALL_OPERATION],
     userMessageKeys: [ATTR_AI_OPERATION_ID],
+    agentKeysOnly: true,
   },
 };

@@ -1,4 +1,5 @@
 import type { ConventionAdapter, SpanView } from './types.js';
+import { InfrastructureScopes } from './scopes.js';
 import { MODEL_USAGE_KEYS } from './usage.js';
 
 /** A key some gate looks at: the adapters interested in it whatever its value, and by value. */
@@ -30,6 +31,11 @@ export class SpanGate {
   private readonly alwaysSaid: number;
   /** Adapters that may read user messages from a span's events. */
   private readonly eventsSaid: number;
+  /**
+   * Spans of library-call instrumentations, whose keys are not looked at: undefined when an
+   * adapter may read keys those write (see `AdapterGate.agentKeysOnly`).
+   */
+  private readonly libraryCalls: InfrastructureScopes | undefined;
   /**
    * The adapters that may read user messages from the span `test` looked at last, as a mask:
    * found in the same pass over its keys, so that a model call's input is read only by the
@@ -77,26 +83,31 @@ export class SpanGate {
     });
     this.alwaysSaid = alwaysSaid;
     this.eventsSaid = eventsSaid;
+    this.libraryCalls = adapters.every((a) => a.gate?.agentKeysOnly === true) ? new InfrastructureScopes() : undefined;
     for (const k of MODEL_USAGE_KEYS) entry(k).usage = true;
   }
 
   /**
    * The adapters that could claim or name this span, as a bit mask (0: none, the common case):
    * one pass over the span's own attribute keys (a span has a handful; the gate knows a few
-   * dozen), then its name.
+   * dozen), then its name. A library call's span (an HTTP client call, a database query: see
+   * `scopes.ts`) carries none of the keys, so its keys are not looked at.
    */
   test(span: SpanView): number {
     const attrs = span.attributes;
     let mask = 0;
     let said = this.alwaysSaid;
     let usage = false;
-    for (const k in attrs) {
-      const e = this.keys.get(k);
-      if (e === undefined) continue;
-      mask |= e.any;
-      said |= e.said;
-      usage ||= e.usage;
-      if (e.values.length > 0) mask |= valueMaskOf(e, attrs[k]);
+    const libraryCalls = this.libraryCalls;
+    if (libraryCalls === undefined || !libraryCalls.isLibraryCall(span.instrumentationScope, span.kind)) {
+      for (const k in attrs) {
+        const e = this.keys.get(k);
+        if (e === undefined) continue;
+        mask |= e.any;
+        said |= e.said;
+        usage ||= e.usage;
+        if (e.values.length > 0) mask |= valueMaskOf(e, attrs[k]);
+      }
     }
     this.usageSeen = usage;
     if (this.eventsSaid !== 0 && span.events !== undefined && span.events.length > 0) said |= this.eventsSaid;

@@ -70,6 +70,7 @@ export const genAiAdapter: ConventionAdapter = {
     namePrefixes: [EXECUTE_TOOL_SPAN_PREFIX],
     userMessageKeys: [ATTR_GEN_AI_INPUT_MESSAGES],
     userMessageEvents: true,
+    agentKeysOnly: true,
   },
 };
 

@@ -64,7 +64,7 @@ export const langfuseAdapter: ConventionAdapter = {
     return span.attributes[ATTR_LANGFUSE_OBSERVATION_TYPE] === 'generation' ? userTextsOf(span.attributes[ATTR_LANGFUSE_OBSERVATION_INPUT]) : undefined;
   },
 
-  gate: { keys: [ATTR_LANGFUSE_OBSERVATION_TYPE, ...PROMPT_KEYS], userMessageKeys: [ATTR_LANGFUSE_OBSERVATION_TYPE] },
+  gate: { keys: [ATTR_LANGFUSE_OBSERVATION_TYPE, ...PROMPT_KEYS], userMessageKeys: [ATTR_LANGFUSE_OBSERVATION_TYPE], agentKeysOnly: true },
 };
 
 function levelError(span: SpanView): RawError | undefined {

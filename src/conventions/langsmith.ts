@@ -49,5 +49,5 @@ export const langsmithAdapter: ConventionAdapter = {
     return span.attributes[ATTR_LANGSMITH_SPAN_KIND] === 'llm' ? userTextsOf(span.attributes[ATTR_GEN_AI_PROMPT]) : undefined;
   },
 
-  gate: { values: { [ATTR_LANGSMITH_SPAN_KIND]: ['tool'] }, userMessageKeys: [ATTR_LANGSMITH_SPAN_KIND] },
+  gate: { values: { [ATTR_LANGSMITH_SPAN_KIND]: ['tool'] }, userMessageKeys: [ATTR_LANGSMITH_SPAN_KIND], agentKeysOnly: true },
 };

@@ -32,5 +32,5 @@ export const mastraAdapter: ConventionAdapter = {
   promptName: (span) => firstString(span, PROMPT_KEYS),
   agentName: (span) => firstString(span, AGENT_KEYS),
 
-  gate: { keys: [SPAN_TYPE, ...PROMPT_KEYS, ...AGENT_KEYS] },
+  gate: { keys: [SPAN_TYPE, ...PROMPT_KEYS, ...AGENT_KEYS], agentKeysOnly: true },
 };

@@ -48,7 +48,7 @@ export const mcpAdapter: ConventionAdapter = {
     return toolCallFields(toolName, attrs[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS], attrs[ATTR_GEN_AI_TOOL_CALL_RESULT], spanError(span), nonEmpty(attrs[ATTR_GEN_AI_TOOL_CALL_ID]));
   },
 
-  gate: { values: { [ATTR_MCP_METHOD_NAME]: [MCP_METHOD_TOOLS_CALL] } },
+  gate: { values: { [ATTR_MCP_METHOD_NAME]: [MCP_METHOD_TOOLS_CALL] }, agentKeysOnly: true },
 };
 
 function toolNameFromSpanName(name: string): string | undefined {

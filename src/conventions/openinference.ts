@@ -75,7 +75,7 @@ export const openInferenceAdapter: ConventionAdapter = {
   },
 
   // Everything above needs the span kind.
-  gate: { keys: [ATTR_OPENINFERENCE_SPAN_KIND], userMessageKeys: [ATTR_OPENINFERENCE_SPAN_KIND] },
+  gate: { keys: [ATTR_OPENINFERENCE_SPAN_KIND], userMessageKeys: [ATTR_OPENINFERENCE_SPAN_KIND], agentKeysOnly: true },
 };
 
 function parametersUnlessSchema(value: unknown): unknown {

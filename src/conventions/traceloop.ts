@@ -72,5 +72,6 @@ export const traceloopAdapter: ConventionAdapter = {
     // (a condition on that value alone would send every gen_ai tool span to this adapter too)
     keys: [SPAN_KIND, ENTITY_NAME, PROMPT_KEY],
     userMessageKeys: [firstIndexedKey(ATTR_GEN_AI_PROMPT, PROMPT_ROLE)],
+    agentKeysOnly: true,
   },
 };

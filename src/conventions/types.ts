@@ -1,4 +1,5 @@
 import type { ToolCallContent } from '../detector/types.js';
+import type { ScopeView } from './scopes.js';
 
 /** A span event as the adapters read it. */
 export interface SpanEventView {
@@ -18,6 +19,8 @@ export interface SpanView {
   readonly events?: readonly SpanEventView[];
   /** The OpenTelemetry API's `SpanKind` (0 internal, 1 server, 2 client, 3 producer, 4 consumer); OTLP's numbers are one higher. */
   readonly kind?: number | undefined;
+  /** The instrumentation scope of the tracer that made it (live SDK spans: one object per tracer). */
+  readonly instrumentationScope?: ScopeView | undefined;
 }
 
 /** What an adapter reads off a finished tool span: the call's content, and its id when the span has one. */
@@ -46,6 +49,13 @@ export interface AdapterGate {
    */
   readonly userMessageKeys?: readonly string[];
   readonly userMessageEvents?: boolean;
+  /**
+   * Every key above is one that only agent, model and tool instrumentations write, never an
+   * instrumentation of a library call (`scopes.ts`), whose spans are then not looked at for them.
+   * The built-in adapters say so; one that does not (a custom mapping may name any key) makes the
+   * gate look at every span's keys.
+   */
+  readonly agentKeysOnly?: boolean;
 }
 
 /**
