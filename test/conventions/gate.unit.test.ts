@@ -173,3 +173,67 @@ describe('span gate', () => {
     );
   });
 });
+
+describe('span gate, spans of library-call instrumentations', () => {
+  const builtIn = gateOf(defaultAdapters);
+  const scope = (name: string): { name: string; version: string } => ({ name, version: '1.0.0' });
+  const undici = scope('@opentelemetry/instrumentation-undici');
+  const http = scope('@opentelemetry/instrumentation-http');
+  const app = scope('support-agent');
+  const CLIENT = 2;
+  const SERVER = 1;
+  /** Agent keys no library-call instrumentation writes: put on one here only to see whether its keys are read. */
+  const agentKeys = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search', 'gen_ai.agent.name': 'support-bot' };
+
+  it('does not read the keys of a library call, and reads them on every other span', () => {
+    const bit = 1 << defaultAdapters.findIndex((a) => a.name === 'gen_ai');
+    const at = (instrumentationScope: SpanView['instrumentationScope'], kind?: number): number =>
+      builtIn?.test({ name: 'GET', attributes: agentKeys, instrumentationScope, kind }) ?? 0;
+    expect(at(undici, CLIENT)).toBe(0);
+    expect(at(undici)).toBe(0);
+    // the HTTP instrumentation's client spans are library calls; its server spans hold the app's handler
+    expect(at(http, CLIENT)).toBe(0);
+    expect(at(http, SERVER) & bit).not.toBe(0);
+    expect(at(http) & bit).not.toBe(0);
+    expect(at(app, CLIENT) & bit).not.toBe(0);
+    expect(at(undefined) & bit).not.toBe(0);
+    // a span name an adapter claims is still seen
+    expect(builtIn?.test({ name: 'execute_tool search', attributes: {}, instrumentationScope: undici, kind: CLIENT }) ?? 0).not.toBe(0);
+  });
+
+  it('answers for a library call exactly as for the same span from any other scope, when it carries what such instrumentations write', () => {
+    const infraKeys = ['http.request.method', 'url.full', 'server.address', 'server.port', 'db.system.name', 'db.query.text', 'network.peer.address', 'http.response.status_code', 'error.type'];
+    const span: fc.Arbitrary<SpanView> = fc.record({
+      name: fc.constantFrom('GET', 'POST', 'SELECT orders', 'fs readFile', 'execute_tool search', 'ai.toolCall'),
+      attributes: fc.dictionary(fc.constantFrom(...infraKeys), fc.constantFrom(...values), { maxKeys: 6 }),
+      events: fc.constantFrom([], [{ name: 'exception' }], [{ name: 'gen_ai.user.message', attributes: { content: 'hi' } }]),
+    });
+    fc.assert(
+      fc.property(span, (s) => {
+        const seen = (instrumentationScope: SpanView['instrumentationScope']): unknown[] => {
+          const mask = builtIn?.test({ ...s, instrumentationScope, kind: CLIENT });
+          return [mask, builtIn?.userMessageMask, builtIn?.usageSeen];
+        };
+        expect(seen(undici)).toEqual(seen(app));
+        expect(seen(http)).toEqual(seen(undefined));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('decides by the scope name, never by what the scope carried so far', () => {
+    // an app's own tracer: hundreds of HTTP-like spans first, then a tool span, which is seen
+    const own = scope('support-agent');
+    for (let i = 0; i < 500; i++) builtIn?.test({ name: 'GET', attributes: { 'http.request.method': 'GET', 'url.full': `https://x/${i}` }, instrumentationScope: own, kind: CLIENT });
+    expect(builtIn?.test({ name: 'search', attributes: agentKeys, instrumentationScope: own, kind: CLIENT })).not.toBe(0);
+    // and each scope object is told apart, however many an app makes (the table is bounded)
+    for (let i = 0; i < 1000; i++) expect(builtIn?.test({ name: 'GET', attributes: agentKeys, instrumentationScope: scope(i % 2 === 0 ? `app-${i}` : undici.name), kind: CLIENT }) === 0).toBe(i % 2 === 1);
+  });
+
+  it('reads every span when an adapter may read keys a library call writes (a custom mapping)', () => {
+    const httpTools = customAdapter({ toolSpan: { attribute: 'url.full' }, toolName: 'url.full' });
+    const g = gateOf([httpTools, ...defaultAdapters]);
+    expect(g?.test({ name: 'GET', attributes: { 'url.full': 'https://tools.example.com/search' }, instrumentationScope: undici, kind: CLIENT })).toBe(1);
+    expect((g?.test({ name: 'GET', attributes: agentKeys, instrumentationScope: undici, kind: CLIENT }) ?? 0) & ~1).not.toBe(0);
+  });
+});
