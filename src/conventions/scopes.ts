@@ -10,7 +10,8 @@
  * no agent key so far says nothing about its next span (an app's own tracer may start a database
  * span first and tool spans later), and a span whose keys are not looked at cannot show that it
  * was one after all. A name on this list is a fact about the instrumentation, not a guess from its
- * history.
+ * history. Not on it: instrumentations that write gen_ai keys on some of their spans (the AWS
+ * SDK's, on Bedrock model calls, with their token usage).
  */
 const LIBRARY_CALL_SCOPES: readonly string[] = [
   '@opentelemetry/instrumentation-undici',
@@ -31,10 +32,6 @@ const LIBRARY_CALL_SCOPES: readonly string[] = [
   '@opentelemetry/instrumentation-ioredis',
   '@opentelemetry/instrumentation-memcached',
   '@opentelemetry/instrumentation-cassandra-driver',
-  '@opentelemetry/instrumentation-aws-sdk',
-  '@opentelemetry/instrumentation-generic-pool',
-  '@opentelemetry/instrumentation-lru-memoizer',
-  '@opentelemetry/instrumentation-dataloader',
 ];
 
 /**
