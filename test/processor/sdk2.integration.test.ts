@@ -1,4 +1,4 @@
-import { context, diag, DiagLogLevel, SpanStatusCode, trace, type DiagLogger, type Span, type Tracer } from '@opentelemetry/api';
+import { context, diag, DiagLogLevel, SpanKind, SpanStatusCode, trace, type DiagLogger, type Span, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   BasicTracerProvider,
@@ -156,6 +156,26 @@ describe('LoopDetectionSpanProcessor on SDK 2.x (BasicTracerProvider)', () => {
       root.end();
     });
     expect(inside).toBe(true);
+  });
+
+  it("reads the app's spans, not a library-call instrumentation's: the scope is where SDK spans carry it", () => {
+    const h = harness();
+    // what an undici span would be if it carried a tool call's keys (no real one does): not read
+    const undici = h.provider.getTracer('@opentelemetry/instrumentation-undici', '0.19.0');
+    const toolKeys = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup', 'gen_ai.tool.call.arguments': '{"id":1}', 'gen_ai.tool.call.result': '"same"' };
+    const run = (tracer: Tracer): boolean => {
+      let aborted = false;
+      h.tracer.startActiveSpan('invoke_agent support', { attributes: { 'gen_ai.agent.name': 'support-bot' } }, (root) => {
+        for (let i = 0; i < 5; i++) tracer.startSpan('GET', { attributes: toolKeys, kind: SpanKind.CLIENT }).end();
+        aborted = h.loops.abortSignal(root).aborted;
+        root.end();
+      });
+      return aborted;
+    };
+    expect(run(undici)).toBe(false);
+    expect(h.detections).toEqual([]);
+    expect(run(h.tracer)).toBe(true);
+    expect(h.detections.length).toBeGreaterThan(0);
   });
 
   it('observe mode reports what would fire and never aborts', () => {
