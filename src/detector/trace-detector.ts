@@ -3,7 +3,7 @@ import { degrade, EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_ARGS_OK, SEEN_CALL, SEEN_OUT
 import { CycleTracker, type CycleFinding, type StepInfo } from './cycle.js';
 import type { ResolvedConfig } from './config/index.js';
 import {
-  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, USER_TURN, WAIT,
+  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, USER_TURN, WAIT, WRITE,
 } from './history.js';
 import type { ToolPolicies, ToolPolicy } from './policy.js';
 import { CYCLE_RULE, RESENT_BATCH_RULE, type AnyRule } from './rules.js';
@@ -263,6 +263,7 @@ export class TraceDetector {
     if (policy.role === 'wait') flags |= WAIT;
     if (policy.role === 'exempt') flags |= EXEMPT;
     if (policy.role === 'poller') flags |= POLLER;
+    if (policy.role === 'writer') flags |= WRITE;
     if (isNews(flags)) flags |= NEWS;
     if (this.heardNews) {
       flags |= USER_TURN;
