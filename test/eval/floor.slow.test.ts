@@ -47,8 +47,8 @@ const DEV_FIRST_LOOK_BREAKS: string[] = [
   'tau-bench-agentverify [dev] -: fewer loops stopped than the best anchor',
 ];
 
-/** Dev loops stopped after session 6 (FINDINGS.md "Session 6"): a rule change may add to it, not take away. */
-const DEV_LOOPS_STOPPED = 49;
+/** Dev loops stopped after session 6 with session 7's draw (50: FINDINGS.md "Session 7"): a rule change may add to it, not take away. */
+const DEV_LOOPS_STOPPED = 50;
 
 /**
  * Sources drawn fresh whose dev split warns more than 3 % of its honest runs at first look, with
@@ -125,7 +125,7 @@ describe('the floor', () => {
     }
   });
 
-  it('warns no more honest dev runs than after session 7 (3 of 1 494: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, swe-agent-lm32b-2 django-12308), plus the first-look warnings listed above', () => {
+  it('warns no more honest dev runs than after session 7 (3 of 1 719: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, swe-agent-lm32b-2 django-12308), plus the first-look warnings listed above', () => {
     const warned = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.honestWarned, 0);
     const listed = Object.values(FIRST_LOOK_WARNED_ABOVE_3_PERCENT).reduce((a, b) => a + b, 0);
     expect(warned).toBeLessThanOrEqual(3 + listed);
