@@ -36,10 +36,10 @@ export interface FailingStreak {
   readonly after: 'moved' | 'succeeded' | 'not-rerun';
 }
 
-const ENGINE = new LoopEngine();
+export const ENGINE = new LoopEngine();
 
-/** The call's identity and outcome as loopwatch fingerprints them. */
-function keys(c: EvalCall): { call: string; outcome: string } {
+/** The call's identity and outcome as loopwatch fingerprints them (`saysError`: a success whose result says it failed). */
+export function keys(c: EvalCall): { call: string; outcome: string; saysError: boolean } {
   const t = buildToolCall(ENGINE, {
     toolName: c.name,
     arguments: c.args,
@@ -51,7 +51,7 @@ function keys(c: EvalCall): { call: string; outcome: string } {
     callIndex: c.index,
   });
   const o = t.outcome;
-  return { call: `${c.name}\0${t.argsHash ?? ''}`, outcome: o.ok ? `ok\0${o.resultHash ?? ''}` : `error\0${o.failureHash}` };
+  return { call: `${c.name}\0${t.argsHash ?? ''}`, outcome: o.ok ? `ok\0${o.resultHash ?? ''}` : `error\0${o.failureHash}`, saysError: o.ok && o.saysError === true };
 }
 
 /** The streaks of one run: every call failing the same way 3 times or more with calls between. */

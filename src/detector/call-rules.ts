@@ -260,7 +260,7 @@ export function recheck(ctx: CallContext, ruleThresholds: Thresholds): Measureme
   const thresholds = degrade(ruleThresholds, evidence, ctx.settings);
   if (!active(thresholds)) return undefined;
   const key = combineAll(R_IDENTICAL, ctx.toolHash, args, out);
-  const q = { ...sameSuccess(ctx, stopAt(thresholds)), userTurnEnds: true };
+  const q = { ...sameSuccess(ctx, stopAt(thresholds)), userTurnEnds: true, writeVerifies: true };
   const near = walkStreak(h, q, options(ctx));
   // Nothing new between the repetitions: the evidence of `identicalCalls`, not of this rule.
   if (near.news === 0) return undefined;

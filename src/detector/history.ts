@@ -27,6 +27,8 @@ export const POLLER = 512;
 export const NEWS = 1024;
 /** The first call after a user message that said something new: the calls before it answered something else. */
 export const USER_TURN = 2048;
+/** A tool in the `writer` role: its call changes something. */
+export const WRITE = 4096;
 
 const F_TOOL = 0;
 const F_ARGS = 1;
@@ -44,7 +46,7 @@ const F_END = 6;
 const F_LENGTH = 7;
 const STRIDE = 8;
 /** One past the highest flag bit. */
-const FLAG_SPAN = 4096;
+const FLAG_SPAN = 8192;
 const INITIAL_CAPACITY = 4;
 
 /**

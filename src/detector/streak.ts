@@ -1,4 +1,4 @@
-import { ARGS_NOVEL, type CallHistory, NEWS, OK, sameHash, USER_TURN, WAIT } from './history.js';
+import { ARGS_NOVEL, type CallHistory, NEWS, OK, sameHash, USER_TURN, WAIT, WRITE } from './history.js';
 
 /** What one rule counts: which earlier calls repeat the current one and which end the run. */
 export interface StreakQuery {
@@ -20,6 +20,11 @@ export interface StreakQuery {
   readonly userTurnEnds?: boolean;
   /** Repetitions spaced far apart in time count for less (spaced-out polling). */
   readonly spacing: boolean;
+  /**
+   * A repetition with a write between it and the one before (a `writer`'s call that applied with
+   * arguments new to the trace, or that only failed before) weighs nothing: it verifies that write.
+   */
+  readonly writeVerifies?: boolean;
   /** Counting stops once the weighted total reaches this: nothing above the top threshold matters. */
   readonly stopAt: number;
 }
@@ -93,6 +98,9 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
   /** A user message that said something new came before the batch just walked (or the current one). */
   let turn = (h.flags(cur) & USER_TURN) !== 0;
   let i = cur - 1;
+  /** A write that applied for the first time came after the occurrence just walked past (`writeVerifies`). */
+  let wroteSince = false;
+  let newerWeight = 1;
   while (i >= 0 && weighted < q.stopAt) {
     const batch = h.batch(i);
     if (batch === curBatch) {
@@ -111,6 +119,7 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
     let broken = false;
     let gap = false;
     let told = false;
+    let wrote = false;
     for (; i >= 0 && h.batch(i) === batch; i--) {
       if ((h.flags(i) & USER_TURN) !== 0) turn = true;
       const isOccurrence = q.occurrence(i);
@@ -123,9 +132,11 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
       } else {
         if ((h.flags(i) & NEWS) !== 0) told = true;
         if (q.gap ? q.gap(i) : defaultGap(h, i)) gap = true;
+        if ((h.flags(i) & (WRITE | OK | ARGS_NOVEL)) === (WRITE | OK | ARGS_NOVEL)) wrote = true;
       }
     }
     if (broken) break;
+    if (wrote && q.writeVerifies === true) wroteSince = true;
     if (occurrence >= 0) {
       news += newsSince;
       newsSince = 0;
@@ -135,7 +146,11 @@ export function walkStreak(h: CallHistory, q: StreakQuery, opts: StreakOptions):
       count++;
       first = earliest;
       const idle = newerStart - h.end(occurrence);
-      weighted += q.spacing && idle >= opts.idleMs ? opts.weight : 1;
+      // the newer repetition verified the write before it
+      if (wroteSince) weighted -= newerWeight;
+      newerWeight = q.spacing && idle >= opts.idleMs ? opts.weight : 1;
+      weighted += newerWeight;
+      wroteSince = false;
       newerStart = h.start(occurrence);
       if (!sameHash(h.out(occurrence), lastOut)) changes++;
       lastOut = h.out(occurrence);

@@ -3,7 +3,7 @@ import { degrade, EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_ARGS_OK, SEEN_CALL, SEEN_OUT
 import { CycleTracker, type CycleFinding, type StepInfo } from './cycle.js';
 import type { ResolvedConfig } from './config/index.js';
 import {
-  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, USER_TURN, WAIT,
+  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, USER_TURN, WAIT, WRITE,
 } from './history.js';
 import type { ToolPolicies, ToolPolicy } from './policy.js';
 import { CYCLE_RULE, RESENT_BATCH_RULE, type AnyRule } from './rules.js';
@@ -172,6 +172,30 @@ export interface SharedDetection {
 }
 
 /**
+ * Where a trace stands, besides its history, its cycle tracker and its step in progress: the
+ * numbers recording a call moves, in one struct, so that `preview` records on a copy of it.
+ */
+class TraceProgress {
+  /** Batch id the next new batch key gets (see `TraceDetector.batchId`). */
+  nextBatch = 0;
+  lastStepEnd = Number.NaN;
+  calls = 0;
+  /** Calls in a row that brought nothing new (see `nothingNew`), and how many droughts ended before. */
+  drought = 0;
+  droughtsEnded = 0;
+  /** The first call of the current drought: its end, and its record number (`calls`). */
+  droughtFirstEnd = Number.NaN;
+  droughtFirstRecord = 0;
+  mainAgent: string | undefined = undefined;
+  /** A user message said something new since the last call: the next call is marked `USER_TURN`. */
+  heardNews = false;
+
+  copy(): TraceProgress {
+    return Object.assign(new TraceProgress(), this);
+  }
+}
+
+/**
  * Loop detection for one trace: remembers its recent calls (bounded), groups parallel calls into
  * steps, runs the rules on every call and the cycle rule on every completed step, and reports
  * each (signature, level) once.
@@ -182,19 +206,8 @@ export class TraceDetector {
   private emitted: Set<number> | undefined;
   /** The keys of the last `RECENT_BATCHES` batches, a ring: key of batch id `i` at `i % RECENT_BATCHES`. */
   private batchKeys: Array<string | undefined> | undefined;
-  private nextBatch = 0;
   private pending: PendingStep | undefined;
-  private lastStepEnd = Number.NaN;
-  private calls = 0;
-  /** Calls in a row that brought nothing new (see `nothingNew`), and how many droughts ended before. */
-  private drought = 0;
-  private droughtsEnded = 0;
-  /** The first call of the current drought: its end, and its record number (`calls`). */
-  private droughtFirstEnd = Number.NaN;
-  private droughtFirstRecord = 0;
-  private mainAgent: string | undefined;
-  /** A user message said something new since the last call: the next call is marked `USER_TURN`. */
-  private heardNews = false;
+  private at = new TraceProgress();
   /** Fingerprints of the user messages of this trace (at most `MAX_USER_MESSAGES`, oldest dropped). */
   private userMessages: Hash[] | undefined;
 
@@ -208,7 +221,7 @@ export class TraceDetector {
 
   /** Tool calls recorded so far. */
   get callCount(): number {
-    return this.calls;
+    return this.at.calls;
   }
 
   /** Approximate bytes held by this trace's state (benchmarks). */
@@ -226,15 +239,16 @@ export class TraceDetector {
 
   /** `record`; `firstTimeOnly`: each (signature, level) reported once (see `firstTime`), else whenever reached. */
   private recordCall(call: ToolCall, batchComplete: boolean, firstTimeOnly: boolean): LoopDetection[] {
-    this.calls++;
+    const at = this.at;
+    at.calls++;
     const engine = this.engine;
     const policy = engine.policies.get(call.toolName, call.declaredReadOnly);
     // The trace's first agent (and calls whose agent is not known, as an instrumentation may name
     // the agent span only after its first tool call) use the tool's plain identity; other agents
     // of the trace, sub-agents, are judged apart.
     const agent = call.agentName;
-    if (agent !== undefined) this.mainAgent ??= agent;
-    const named = agent === undefined || agent === this.mainAgent ? engine.toolHash(call.toolName) : engine.agentToolHash(call.toolName, agent);
+    if (agent !== undefined) at.mainAgent ??= agent;
+    const named = agent === undefined || agent === at.mainAgent ? engine.toolHash(call.toolName) : engine.agentToolHash(call.toolName, agent);
     const tool = call.actionHash === undefined ? named : engine.actionToolHash(named, call.actionHash, call.toolName);
     const batch = this.batchId(call.batch);
     const args = call.argsHash ?? Number.NaN;
@@ -263,20 +277,21 @@ export class TraceDetector {
     if (policy.role === 'wait') flags |= WAIT;
     if (policy.role === 'exempt') flags |= EXEMPT;
     if (policy.role === 'poller') flags |= POLLER;
+    if (policy.role === 'writer') flags |= WRITE;
     if (isNews(flags)) flags |= NEWS;
-    if (this.heardNews) {
+    if (at.heardNews) {
       flags |= USER_TURN;
-      this.heardNews = false;
+      at.heardNews = false;
     }
     const wordingLength = call.outcome.ok ? (call.wordingLength ?? 0) : 0;
     this.history.add(tool, args, out, call.outcome.ok ? wording : errorClass, flags, batch, call.startTime, call.endTime, wordingLength);
     if (bringsNews(flags) !== undefined) {
       if (bringsNews(flags)) {
-        if (this.drought > 0) this.droughtsEnded++;
-        this.drought = 0;
-      } else if (this.drought++ === 0) {
-        this.droughtFirstEnd = call.endTime;
-        this.droughtFirstRecord = this.calls;
+        if (at.drought > 0) at.droughtsEnded++;
+        at.drought = 0;
+      } else if (at.drought++ === 0) {
+        at.droughtFirstEnd = call.endTime;
+        at.droughtFirstRecord = at.calls;
       }
     }
 
@@ -303,10 +318,10 @@ export class TraceDetector {
       ctx.seen = seen;
       ctx.inCycle = this.cycles.inCycle;
       const drought = ctx.drought;
-      drought.length = this.drought;
-      drought.episode = this.droughtsEnded;
-      drought.firstEnd = this.droughtFirstEnd;
-      drought.firstBack = this.calls - this.droughtFirstRecord;
+      drought.length = at.drought;
+      drought.episode = at.droughtsEnded;
+      drought.firstEnd = at.droughtFirstEnd;
+      drought.firstBack = at.calls - at.droughtFirstRecord;
       measureCall(ctx, policy, found);
     }
     if (found.length === 0) return NO_DETECTIONS;
@@ -323,10 +338,11 @@ export class TraceDetector {
    */
   preview(call: ToolCall, batchComplete = true): LoopDetection[] {
     // Recorded, then undone: the history and the cycle tracker roll back the one call and step
-    // they took (see their `mark`), the rest is a few numbers kept here, and a step in progress,
-    // which recording changes in place, is worked on as a copy. Nothing of the trace is copied.
-    const { calls, lastStepEnd, drought, droughtsEnded, droughtFirstEnd, droughtFirstRecord, mainAgent, heardNews, batchKeys, nextBatch, pending } = this;
-    const batchSlot = nextBatch >= RECENT_BATCHES ? batchKeys?.[nextBatch % RECENT_BATCHES] : undefined;
+    // they took (see their `mark`), the trace's progress and a step in progress, which recording
+    // changes in place, are worked on as copies; the rest of the trace is not copied.
+    const { at, batchKeys, pending } = this;
+    const batchSlot = at.nextBatch >= RECENT_BATCHES ? batchKeys?.[at.nextBatch % RECENT_BATCHES] : undefined;
+    this.at = at.copy();
     if (pending) this.pending = copyStep(pending);
     this.history.mark();
     this.cycles.mark();
@@ -335,18 +351,10 @@ export class TraceDetector {
     } finally {
       this.history.rollback();
       this.cycles.rollback();
-      this.calls = calls;
-      this.lastStepEnd = lastStepEnd;
-      this.drought = drought;
-      this.droughtsEnded = droughtsEnded;
-      this.droughtFirstEnd = droughtFirstEnd;
-      this.droughtFirstRecord = droughtFirstRecord;
-      this.mainAgent = mainAgent;
-      this.heardNews = heardNews;
+      this.at = at;
       // a new batch took the ring's oldest slot (once full) or a grown ring
-      if (batchKeys !== undefined && nextBatch >= RECENT_BATCHES) batchKeys[nextBatch % RECENT_BATCHES] = batchSlot;
+      if (batchKeys !== undefined && at.nextBatch >= RECENT_BATCHES) batchKeys[at.nextBatch % RECENT_BATCHES] = batchSlot;
       this.batchKeys = batchKeys;
-      this.nextBatch = nextBatch;
       this.pending = pending;
     }
   }
@@ -410,9 +418,9 @@ export class TraceDetector {
     if (known.includes(content)) return false;
     if (known.length >= MAX_USER_MESSAGES) known.shift();
     known.push(content);
-    this.heardNews = true;
-    if (this.drought > 0) this.droughtsEnded++;
-    this.drought = 0;
+    this.at.heardNews = true;
+    if (this.at.drought > 0) this.at.droughtsEnded++;
+    this.at.drought = 0;
     this.cycles.reset();
     return true;
   }
@@ -424,12 +432,12 @@ export class TraceDetector {
    */
   private batchId(key: string): number {
     const keys = this.batchKeys;
-    const next = this.nextBatch;
+    const next = this.at.nextBatch;
     if (keys !== undefined) {
       const oldest = Math.max(0, next - RECENT_BATCHES);
       for (let id = next - 1; id >= oldest; id--) if (keys[id % RECENT_BATCHES] === key) return id;
     }
-    this.nextBatch = next + 1;
+    this.at.nextBatch = next + 1;
     if (next >= RECENT_BATCHES && keys !== undefined) {
       keys[next % RECENT_BATCHES] = key;
       return next;
@@ -442,7 +450,7 @@ export class TraceDetector {
   }
 
   private addToStep(batch: number, tool: Hash, sig: Hash, flags: number, poller: boolean, call: ToolCall): void {
-    const step = (this.pending ??= openStep(batch, tool, call, this.calls));
+    const step = (this.pending ??= openStep(batch, tool, call, this.at.calls));
     step.rank = Math.min(step.rank, evidenceRank(flags));
     step.allPollers &&= poller;
     // A result that says error (`{"error": "Key name must be unique"}`) is a refusal as much as a failure is.
@@ -468,10 +476,10 @@ export class TraceDetector {
     info.tool = step.tool;
     info.evidenceRank = step.rank;
     info.allPollers = step.allPollers;
-    info.idleBefore = Number.isNaN(this.lastStepEnd) ? 0 : step.start - this.lastStepEnd;
+    info.idleBefore = Number.isNaN(this.at.lastStepEnd) ? 0 : step.start - this.at.lastStepEnd;
     info.firstEnd = step.firstEnd;
     info.firstRecord = step.firstRecord;
-    this.lastStepEnd = step.end;
+    this.at.lastStepEnd = step.end;
     const cycle = this.cycles.push(step.acc.digest(0x53), info);
     if (cycle) {
       const f = this.cycleFinding(cycle);
@@ -503,7 +511,7 @@ export class TraceDetector {
       thresholds,
       evidence,
       firstEnd: resent.firstEnd,
-      firstBack: this.calls - resent.firstRecord,
+      firstBack: this.at.calls - resent.firstRecord,
     };
   }
 
@@ -524,7 +532,7 @@ export class TraceDetector {
       cycleLength: c.period,
       cycleTools: c.tools,
       firstEnd: c.firstEnd,
-      firstBack: this.calls - c.firstRecord,
+      firstBack: this.at.calls - c.firstRecord,
     };
   }
 

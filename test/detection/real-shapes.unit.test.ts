@@ -85,10 +85,22 @@ describe('fix → verify whose verification keeps failing the same way', () => {
 
   it('the same answer with one unrelated call inside the streak is still warned and stopped', () => {
     const check: Step = { tool: 'run_tests', args: { target: 'all' }, result: '1 failed, 41 passed: test_parse' };
-    const run = runAgent([check, check, edit(0), check, check, check]);
+    const read: Step = { tool: 'read_file', args: { path: 'src/app.py' }, result: 'def parse(text):' };
+    const run = runAgent([check, check, read, check, check, check]);
     expect(run.detections.filter((x) => x.toolName === 'run_tests').map((x) => [x.callIndex, x.level])).toEqual([
       [4, 'warning'],
       [6, 'critical'],
+    ]);
+  });
+
+  // The check right after an edit that applied verifies that edit and weighs nothing (session 7,
+  // swe-agent-lm32b-2 django-11728); the checks after it still count.
+  it('with an edit that applied as the call inside, the check after it weighs nothing: one check later', () => {
+    const check: Step = { tool: 'run_tests', args: { target: 'all' }, result: '1 failed, 41 passed: test_parse' };
+    const run = runAgent([check, check, edit(0), check, check, check, check]);
+    expect(run.detections.filter((x) => x.toolName === 'run_tests').map((x) => [x.callIndex, x.level])).toEqual([
+      [5, 'warning'],
+      [7, 'critical'],
     ]);
   });
 
@@ -221,8 +233,10 @@ describe('a write that failed and then applied is new work (openhands-claude35 d
     expect(rules(runAgent([create(0, true), ...script])).filter((d) => d.includes('recheck'))).toEqual([]);
   });
 
-  it('rm, then the same create that already applied, run: the same rm with nothing done between is warned at the 3rd', () => {
+  // The first rm after the create that applied weighs nothing (a repetition after a new write
+  // verifies it, session 7); from then on nothing is done between and the rm is warned at its 4th.
+  it('rm, then the same create that already applied, run: the same rm with nothing done between is warned', () => {
     const script = times(4, (v) => [rm, create(0, false), run(`Traceback ${v}`)]).flat();
-    expect(rules(runAgent(script)).filter((d) => d.includes('execute_bash') || d.includes('recheck'))).toContain('7:recheck:warning');
+    expect(rules(runAgent(script)).filter((d) => d.includes('execute_bash') || d.includes('recheck'))).toContain('10:recheck:warning');
   });
 });

@@ -355,3 +355,31 @@ describe('a batch sent again whole, every call failing as before, is the same in
     });
   });
 });
+
+describe('a re-run right after a write that applied verifies that write (swe-agent-lm32b-2 django-11728)', () => {
+  const script: Step = { tool: 'bash', args: { command: 'cd /repo && python reproduce.py' }, result: 'Pattern: ^(?P<a>\\w+)/b/(\\w+)$\nReplaced: ^<a>/b/(\\w+)$' };
+  const view: Step = { tool: 'read_file', args: { path: '/repo/django/contrib/admindocs/utils.py' }, result: '148 def replace_named_groups(pattern):\n149     r"""' };
+
+  it('is quiet: the script, a re-read, the script, a new edit that applied, the script again', () => {
+    const edit: Step = {
+      tool: 'str_replace_editor',
+      args: { command: 'str_replace', path: '/repo/django/contrib/admindocs/utils.py', old_str: 'for start, end, group_name in', new_str: 'for start, end, group_name in sorted(' },
+      result: 'The file /repo/django/contrib/admindocs/utils.py has been edited.',
+    };
+    const run = runAgent([view, script, view, script, edit, script]);
+    expect(rules(run)).toEqual([]);
+  });
+
+  it('still warns when the new call between is a read (tau2-gemma-domains resultados_final/11/0)', () => {
+    const order: Step = { tool: 'get_order_details', args: { order_id: 'ORD-006' }, result: { order_id: 'ORD-006', status: 'pending', total: '350.0', items: ['P002'] } };
+    const user: Step = { tool: 'get_user_details', args: { user_id: 'U005' }, result: { user_id: 'U005', name: 'Ana Ruiz', status: 'active' } };
+    const run = runAgent([order, user, order, order]);
+    expect(rules(run)).toEqual(['4:recheck:warning']);
+  });
+
+  it('still warns when the write between did not apply', () => {
+    const refused: Step = { tool: 'str_replace_editor', args: { command: 'str_replace', path: '/repo/a.py', old_str: 'y', new_str: 'z' }, error: { message: 'No replacement was performed' } };
+    const run = runAgent([view, script, view, script, refused, script]);
+    expect(rules(run)).toEqual(['6:recheck:warning']);
+  });
+});

@@ -47,8 +47,8 @@ const DEV_FIRST_LOOK_BREAKS: string[] = [
   'tau-bench-agentverify [dev] -: fewer loops stopped than the best anchor',
 ];
 
-/** Dev loops stopped after session 6 (FINDINGS.md "Session 6"): a rule change may add to it, not take away. */
-const DEV_LOOPS_STOPPED = 49;
+/** Dev loops stopped after session 6 with session 7's draw (50: FINDINGS.md "Session 7"): a rule change may add to it, not take away. */
+const DEV_LOOPS_STOPPED = 50;
 
 /**
  * Sources drawn fresh whose dev split warns more than 3 % of its honest runs at first look, with
@@ -56,10 +56,10 @@ const DEV_LOOPS_STOPPED = 49;
  * change that lowers it shows here. Issue 27 is done when this is empty; session 5's rules emptied
  * it of `toolathlon-early` (2 → 0), session 6's of `openhands-claude35` (7 at first look, 4 after
  * session 5, 0 of 34 now) and of session 6's fresh draw `openhands-claude35-2` (3 of 36 at first
- * look, 0 now: FINDINGS.md "Session 6"). `swe-agent-lm32b-2` came after that rule work and was not
- * looked at by it (FINDINGS.md, "First look at the session-6 draw").
+ * look, 0 now: FINDINGS.md "Session 6"), session 7's of `swe-agent-lm32b-2` (2 of 58 at first look,
+ * 1 now: a re-run right after a write that applied verifies it, FINDINGS.md "Session 7").
  */
-const FIRST_LOOK_WARNED_ABOVE_3_PERCENT: Readonly<Record<string, number>> = { 'swe-agent-lm32b-2': 2 };
+const FIRST_LOOK_WARNED_ABOVE_3_PERCENT: Readonly<Record<string, number>> = {};
 const synthetic = evaluateCorpus(loadSyntheticCorpus());
 
 describe('the corpus', () => {
@@ -125,10 +125,10 @@ describe('the floor', () => {
     }
   });
 
-  it('warns no more honest dev runs than after session 6 (2 of 1 412: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33), plus the first-look warnings listed above', () => {
+  it('warns no more honest dev runs than after session 7 (3 of 1 719: bfcl-memory-qwen3 rec_sum_prereq_14 and vector_prereq_33, swe-agent-lm32b-2 django-12308), plus the first-look warnings listed above', () => {
     const warned = dev.flatMap((r) => r.scores.filter((s) => s.detector === LOOPWATCH)).reduce((n, s) => n + s.honestWarned, 0);
     const listed = Object.values(FIRST_LOOK_WARNED_ABOVE_3_PERCENT).reduce((a, b) => a + b, 0);
-    expect(warned).toBeLessThanOrEqual(2 + listed);
+    expect(warned).toBeLessThanOrEqual(3 + listed);
   });
 
   it.skipIf(process.env.LOOPWATCH_SCORE_TEST !== '1')('breaks on the held-out test split only where it did when scored at the end', () => {

@@ -66,7 +66,7 @@ describe('MCP results through the guard', () => {
 
 describe('annotations', () => {
   /** read(B) twice, write(B), read(B): the model checks its own write; without annotations nothing says B changed. */
-  async function verifyAfterWrite(annotations: { read?: ToolAnnotations; write?: ToolAnnotations }): Promise<{ results: unknown[]; reads: number }> {
+  async function verifyAfterWrite(annotations: { read?: ToolAnnotations; write?: ToolAnnotations }, writeName = 'write_file'): Promise<{ results: unknown[]; reads: number }> {
     const guard = new ToolLoopGuard();
     let reads = 0;
     let contents = 'v1';
@@ -75,15 +75,21 @@ describe('annotations', () => {
       results.push(await guard.run('read_file', { path: 'B' }, () => (reads++, { content: [{ type: 'text', text: contents }] }), { ...(annotations.read ? { annotations: annotations.read } : {}) }));
     await read();
     await read();
-    await guard.run('write_file', { path: 'B', content: 'v2' }, () => ((contents = 'v2'), { content: [{ type: 'text', text: 'ok' }] }), { ...(annotations.write ? { annotations: annotations.write } : {}) });
+    await guard.run(writeName, { path: 'B', content: 'v2' }, () => ((contents = 'v2'), { content: [{ type: 'text', text: 'ok' }] }), { ...(annotations.write ? { annotations: annotations.write } : {}) });
     await read();
     return { results, reads };
   }
 
-  it('without annotations the read after the write is hinted (a repeat with one call between)', async () => {
-    const { results, reads } = await verifyAfterWrite({});
+  it('without annotations, a write its name does not tell: the read after it is hinted (a repeat with one call between)', async () => {
+    const { results, reads } = await verifyAfterWrite({}, 'fs_tool');
     expect(isLoopHint(results[2])).toBe(true);
     expect(reads).toBe(2);
+  });
+
+  it('without annotations, a write named like one (the writer role): the read after it verifies it and runs', async () => {
+    const { results, reads } = await verifyAfterWrite({});
+    expect(results[2]).toEqual({ content: [{ type: 'text', text: 'v2' }] });
+    expect(reads).toBe(3);
   });
 
   it('after a declared write, the read runs (and gets the new contents); it is judged once it ran', async () => {
