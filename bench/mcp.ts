@@ -9,6 +9,7 @@ import { LoopEngine } from '../src/detector/engine.js';
 import { McpCallGuard, type McpSession } from '../src/mcp/call-guard.js';
 import { LineSplitter } from '../src/mcp/framing.js';
 import { McpTelemetry } from '../src/mcp/telemetry.js';
+import { allocated } from './support/allocation.js';
 import { proseResult } from './support/payloads.js';
 import { bytes, median, quantile, type Figure } from './support/report.js';
 
@@ -368,9 +369,11 @@ function scavengeFigures(relays: Record<string, Peer>, gcDir: string, window: [n
  * The guard's own CPU per `tools/call`, in this process (no transport, no parse): the call
  * judged, its result read back into the engine, the run's history full (past the engine's
  * `historySize`), every call new work as an honest session's are. With a 16-byte result the
- * figure is the guard's bookkeeping; with 10 KB of prose, the result's fingerprint besides.
+ * figure is the guard's bookkeeping; with 10 KB of prose, the result's fingerprint besides. Beside
+ * it, the bytes the guard allocates per call (V8's sampling heap profiler, freed objects counted:
+ * what the young generation must collect).
  */
-async function guardFigures(quick: boolean): Promise<Figure[]> {
+export async function guardFigures(quick: boolean): Promise<Figure[]> {
   const telemetry = await McpTelemetry.fromEnv({ OTEL_SDK_DISABLED: 'true' }, 'bench', () => undefined);
   const session: McpSession = { key: 'bench', sessionId: 'bench' };
   const calls = quick ? 300 : 3_000;
@@ -379,6 +382,7 @@ async function guardFigures(quick: boolean): Promise<Figure[]> {
   for (const size of [16, 10 * 1024]) {
     const texts = Array.from({ length: 64 }, (_, i) => proseResult(size, i));
     const perCall: number[] = [];
+    let heapPerCall = 0;
     for (let r = 0; r < rounds; r++) {
       const guard = new McpCallGuard({ engine: new LoopEngine(), action: 'graduated', idleGapMs: 60_000, telemetry, transport: 'pipe', say: () => undefined });
       let id = 0;
@@ -392,12 +396,24 @@ async function guardFigures(quick: boolean): Promise<Figure[]> {
       for (let i = 0; i < calls; i++) call();
       const used = process.cpuUsage(t0);
       perCall.push((used.user + used.system) / 1000 / calls);
+      if (r === rounds - 1) {
+        heapPerCall =
+          (await allocated(async () => {
+            for (let i = 0; i < calls; i++) call();
+          }, 1024)) / calls;
+      }
     }
     figures.push({
       section: 'mcp',
       name: `the guard alone (in process), a tools/call with a ${bytes(size)} result: CPU per call`,
       value: ms(median(perCall)),
       note: `median of ${rounds} rounds of ${calls} calls (${ms(Math.min(...perCall))} to ${ms(Math.max(...perCall))}), history full`,
+    });
+    figures.push({
+      section: 'mcp',
+      name: `  the heap it allocates per call`,
+      value: bytes(heapPerCall),
+      note: `${calls} calls after the CPU rounds, sampled every 1 KiB, freed objects counted`,
     });
   }
   return figures;
