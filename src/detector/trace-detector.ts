@@ -3,7 +3,7 @@ import { degrade, EVIDENCE_BY_RANK, SEEN_ARGS, SEEN_ARGS_OK, SEEN_CALL, SEEN_OUT
 import { CycleTracker, type CycleFinding, type StepInfo } from './cycle.js';
 import type { ResolvedConfig } from './config/index.js';
 import {
-  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, REPEATS_EARLIER, sameHash, UNKNOWN_TOOL, USER_TURN, WAIT, WRITE,
+  ARGS_NOVEL, CallHistory, EXEMPT, HAS_ARGS, HAS_RESULT, INFORMATIVE, NEWS, OK, POLLER, REPEATS_EARLIER, UNKNOWN_TOOL, USER_TURN, WAIT, WRITE,
 } from './history.js';
 import type { ToolPolicies, ToolPolicy } from './policy.js';
 import { CYCLE_RULE, RESENT_BATCH_RULE, type AnyRule } from './rules.js';
@@ -389,13 +389,17 @@ export class TraceDetector {
    */
   private seen(tool: Hash, args: Hash, out: Hash, ok: boolean, batch: number): number {
     const h = this.history;
+    // `sameHash` in this loop (the hottest of a call) makes V8 box every double it reads into a new
+    // heap number: an absent hash is told apart once, before it, and each comparison is a plain one
+    const outAbsent = Number.isNaN(out);
+    const argsAbsent = Number.isNaN(args);
     let seen = 0;
     for (let i = h.size - 1; i >= 0; i--) {
       if (h.tool(i) !== tool) continue;
       seen |= SEEN_TOOL;
-      const sameOut = sameHash(h.out(i), out);
+      const sameOut = outAbsent ? Number.isNaN(h.out(i)) : h.out(i) === out;
       if (sameOut) seen |= SEEN_OUT;
-      if (!sameHash(h.args(i), args)) continue;
+      if (argsAbsent ? !Number.isNaN(h.args(i)) : h.args(i) !== args) continue;
       seen |= SEEN_ARGS;
       if ((h.flags(i) & OK) !== 0) seen |= SEEN_ARGS_OK;
       if (sameOut && ((h.flags(i) & OK) !== 0) === ok && h.batch(i) !== batch) return seen | SEEN_CALL;

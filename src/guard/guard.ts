@@ -5,7 +5,7 @@ import { userMessageHash } from '../detector/user-message.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
 import { ToolLoopError } from '../errors.js';
 import { callContained, log, notifyContained, reportContained } from '../otel/diag.js';
-import { combine, toHex, type Hash } from '../fingerprint/hash.js';
+import { combine, type Hash } from '../fingerprint/hash.js';
 import type { Batch } from '../sequence/call-sequence.js';
 import { guardAiSdkTools, type WrapToolsOptions } from './ai-sdk.js';
 import type { CallGuard, CheckOptions, GuardedCall, ProceedingCall, RunOptions } from './calls.js';
@@ -15,7 +15,7 @@ import type { GuardEvent, GuardedCallRecord, GuardOutcome } from './events.js';
 import { expectedOutcome } from './expect.js';
 import { decisionMessage, hintText, LOOP_HINT_TYPE, type GuardFacts, type LoopHint } from './hint.js';
 import { splitGuardOptions, type GuardAction, type ResolvedBackoff, type StopScope, type ToolLoopGuardOptions } from './options.js';
-import { GuardSession } from './session.js';
+import { GuardSession, type CallRecord } from './session.js';
 import { activeSpan, markSpan } from './span-mark.js';
 import { callOutcome, changesState, type ToolAnnotations } from './tool-result.js';
 import { backoffDelay, isTransientError, sleep } from './transient.js';
@@ -182,13 +182,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
       log.warn,
     );
     const trigger = combine(this.engine.toolHash(toolName), base.argsHash ?? Number.NaN);
-    const record: GuardedCallRecord = {
-      index,
-      toolName,
-      ...(base.argsHash !== undefined ? { argsFingerprint: toHex(base.argsHash) } : {}),
-      status: 'running',
-      startTime: now,
-    };
+    const record: CallRecord = { index, toolName, argsHash: base.argsHash, status: 'running', startTime: now };
     const enforce = this.engine.config.mode === 'enforce';
     const where = { traceId: span?.traceId ?? this.id, spanId: span?.spanId ?? '', callIndex: index };
 
@@ -372,7 +366,7 @@ export class ToolLoopGuard<H = LoopHint> implements CallGuard<H> {
 interface PlannedCall {
   readonly base: ToolCall;
   readonly batch: Batch;
-  readonly record: GuardedCallRecord;
+  readonly record: CallRecord;
   readonly trigger: Hash;
   readonly annotations: ToolAnnotations | undefined;
 }

@@ -1,4 +1,4 @@
-import type { Hash } from '../fingerprint/hash.js';
+import { toHex, type Hash } from '../fingerprint/hash.js';
 import type { TraceDetector } from '../detector/trace-detector.js';
 import type { LoopDetection, ToolCall } from '../detector/types.js';
 import { CallSequence, type Batch } from '../sequence/call-sequence.js';
@@ -15,7 +15,12 @@ interface Strike {
   readonly trigger: Hash;
 }
 
-type MutableRecord = { -readonly [K in keyof GuardedCallRecord]: GuardedCallRecord[K] };
+/**
+ * A call's record as the session keeps it (its owner updates it as the call ends): the arguments'
+ * fingerprint as the hash, made hex only when the records are read, off the call's path.
+ */
+export type CallRecord = { -readonly [K in keyof KeptRecord]: KeptRecord[K] } & { readonly argsHash: Hash | undefined };
+type KeptRecord = Omit<GuardedCallRecord, 'argsFingerprint'>;
 
 /**
  * Everything the guard knows about one user turn: the engine's history of calls that really ran,
@@ -25,7 +30,7 @@ export class GuardSession {
   readonly controller = new AbortController();
   stopped: ToolLoopError | undefined;
   private readonly strikes = new Map<string, Strike>();
-  private readonly records: MutableRecord[] = [];
+  private readonly records: CallRecord[] = [];
   /** The turn's calls in order, and their automatic parallel batches. */
   readonly sequence = new CallSequence();
   /** Batches the caller named (`CheckOptions.batch`), while a call of theirs runs: the name is the batch. */
@@ -195,16 +200,16 @@ export class GuardSession {
     return this.refused.get(trigger);
   }
 
-  addRecord(record: GuardedCallRecord): MutableRecord {
-    const r: MutableRecord = { ...record };
-    this.records.push(r);
+  /** Keeps `record` itself (a new object of the caller's) and returns it. */
+  addRecord(record: CallRecord): CallRecord {
+    this.records.push(record);
     if (this.records.length > this.maxRecords) this.records.shift();
-    return r;
+    return record;
   }
 
   recentRecords(limit: number): GuardedCallRecord[] {
     const from = Math.max(0, this.records.length - Math.max(0, limit));
-    return this.records.slice(from).map((r) => ({ ...r }));
+    return this.records.slice(from).map(({ index, toolName, argsHash, ...r }) => ({ index, toolName, ...(argsHash !== undefined ? { argsFingerprint: toHex(argsHash) } : {}), ...r }));
   }
 
   stop(error: ToolLoopError): boolean {

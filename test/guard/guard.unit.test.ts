@@ -63,6 +63,28 @@ describe('check / run', () => {
     expect(guard.recentCalls().map((r) => r.status)).toEqual(['ok', 'ok', 'hinted', 'blocked']);
   });
 
+  it('recentCalls(): a record per call, the arguments as a hex fingerprint (the same for the same arguments), in the order the fields were set', () => {
+    const guard = new ToolLoopGuard();
+    const first = guard.check('search', args);
+    if (first.action === 'proceed') first.succeeded(answer);
+    guard.check('search', { q: 'another order' });
+    const again = guard.check('search', args);
+    if (again.action === 'proceed') again.failed(new Error('upstream down'));
+    guard.check('ping', undefined);
+    const records = guard.recentCalls();
+    expect(records.map((r) => r.status)).toEqual(['ok', 'running', 'error', 'running']);
+    const [a, b, c, d] = records.map((r) => r.argsFingerprint);
+    expect(a).toMatch(/^[0-9a-f]+$/);
+    expect(c).toBe(a);
+    expect(b).not.toBe(a);
+    expect(d).toBeUndefined();
+    expect(Object.keys(records[2] ?? {})).toEqual(['index', 'toolName', 'argsFingerprint', 'status', 'startTime', 'endTime', 'transient']);
+    expect(Object.keys(records[3] ?? {})).toEqual(['index', 'toolName', 'status', 'startTime']);
+    // a copy: the caller's changes do not reach the guard's own
+    (records[0] as { status: string }).status = 'blocked';
+    expect(guard.recentCalls()[0]?.status).toBe('ok');
+  });
+
   it('the low-level check(): proceed with a handle, a hint, or a throw', async () => {
     const guard = new ToolLoopGuard();
     for (let i = 0; i < 2; i++) {
