@@ -16,8 +16,15 @@
  *   `"success": false`, a nested `error` member); and batches of 2 calls or more sent again whole
  *   with every outcome as before, each call marked F (failed), E (error as data) or ok.
  *
+ * - `back-to-back`: the same successful call with the same outcome in consecutive steps, 3 sends
+ *   or more, each step after the first holding nothing else new (no call with new arguments or a
+ *   new outcome) and no user message before it, as `back_to_back` counts (not spaced out: the
+ *   longest idle time between sends is printed): the tool's role, whether the answers are the same
+ *   text (`raw`: byte for byte, or the same JSON) or the same only once volatile values were
+ *   removed (`stripped`: durations, ages, timestamps, ids), and the longest chain.
+ *
  * Calls and outcomes are compared by loopwatch's fingerprints, call by call (parallel steps are
- * not grouped: an approximation that only matters for batches).
+ * not grouped in the first three tables: an approximation that only matters for batches).
  */
 import type { ToolRole } from '../../src/detector/config/types.js';
 import { ENGINE, keys } from './failing-recheck.js';
@@ -146,12 +153,7 @@ function errorDataRows(run: EvalRun, fp: readonly Keys[]): string[][] {
     const forms = [...new Set(hits.map((i) => form[i]))].join(',');
     rows.push(['calls', tool, role(tool), `x${positions.length}`, `as-data=${hits.length}`, `distinct-outcomes=${outcomes}`, forms, `at=${hits.map((i) => i + 1).join(',')}`]);
   }
-  const steps: number[][] = [];
-  run.calls.forEach((c, i) => {
-    const last = steps.at(-1);
-    if (last && run.calls[last[0] as number]?.batch === c.batch) last.push(i);
-    else steps.push([i]);
-  });
+  const steps = stepsOf(run);
   const stepKey = (s: readonly number[]): Set<string> => new Set(s.map((i) => `${fp[i]?.call}\u0001${fp[i]?.outcome}`));
   let lap = 1;
   for (let s = 1; s < steps.length; s++) {
@@ -165,7 +167,88 @@ function errorDataRows(run: EvalRun, fp: readonly Keys[]): string[][] {
   return rows;
 }
 
-const TABLES: Record<string, (run: EvalRun, fp: readonly Keys[]) => string[][]> = { recheck: recheckRows, generated: generatedRows, 'error-data': errorDataRows };
+/** The result as JSON with sorted keys when it parses, else as recorded: "the same text" up to layout. */
+function rawText(result: string | undefined): string {
+  if (result === undefined) return '';
+  try {
+    return JSON.stringify(JSON.parse(result), (_, v: unknown) =>
+      v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : v,
+    );
+  } catch {
+    return result;
+  }
+}
+
+/** Steps of a run: consecutive calls sharing a batch key. */
+function stepsOf(run: EvalRun): number[][] {
+  const steps: number[][] = [];
+  run.calls.forEach((c, i) => {
+    const last = steps.at(-1);
+    if (last && run.calls[last[0] as number]?.batch === c.batch) last.push(i);
+    else steps.push([i]);
+  });
+  return steps;
+}
+
+function backToBackRows(run: EvalRun, fp: readonly Keys[]): string[][] {
+  const seen = new Set<string>();
+  /** Per call: it told the agent nothing new (an earlier call had its arguments and outcome). */
+  const repeat = run.calls.map((_, i) => {
+    const k = `${fp[i]?.call}\u0001${fp[i]?.outcome}`;
+    const r = seen.has(k);
+    seen.add(k);
+    return r;
+  });
+  const rows: string[][] = [];
+  const steps = stepsOf(run);
+  const reported = new Set<string>();
+  /** The chain of sends of call key `k` ending at step `s`, newest first (call positions). */
+  const chain = (s: number, k: string): number[] => {
+    const out: number[] = [];
+    for (let t = s; t >= 0; t--) {
+      const step = steps[t] as number[];
+      const found = step.find((i) => `${fp[i]?.call}\u0001${fp[i]?.outcome}` === k && !(run.calls[i] as EvalCall).failed);
+      if (found === undefined) break;
+      out.push(found);
+      const first = run.calls[step[0] as number] as EvalCall;
+      const prev = t > 0 ? (run.calls[(steps[t - 1] as number[]).at(-1) as number] as EvalCall) : undefined;
+      const userBefore = prev !== undefined && run.userTimes.some((u) => u > prev.start && u <= first.start);
+      const newsBeside = step.some((i) => i !== found && !repeat[i]);
+      if (userBefore || newsBeside || t === 0) break;
+    }
+    return out;
+  };
+  steps.forEach((step, s) => {
+    for (const i of step) {
+      const k = `${fp[i]?.call}\u0001${fp[i]?.outcome}`;
+      if (reported.has(k) || (run.calls[i] as EvalCall).failed || !repeat[i]) continue;
+      const sends = chain(s, k);
+      if (sends.length < 3) continue;
+      // the longest chain this call reaches from here on
+      let longest = sends.length;
+      for (let t = s + 1; t < steps.length; t++) {
+        const n = chain(t, k).length;
+        if (n <= longest) break;
+        longest = n;
+      }
+      reported.add(k);
+      const calls = sends.map((p) => run.calls[p] as EvalCall).reverse();
+      const raw = new Set(calls.map((c) => rawText(c.result))).size === 1;
+      let idle = 0;
+      for (let j = 1; j < calls.length; j++) idle = Math.max(idle, (calls[j] as EvalCall).start - (calls[j - 1] as EvalCall).end);
+      const tool = (calls[0] as EvalCall).name;
+      rows.push([tool, role(tool), raw ? 'raw' : 'stripped', `third=${(calls[2] as EvalCall).index}`, `longest=${longest}`, `idle-ms=${Math.round(idle)}`]);
+    }
+  });
+  return rows;
+}
+
+const TABLES: Record<string, (run: EvalRun, fp: readonly Keys[]) => string[][]> = {
+  recheck: recheckRows,
+  generated: generatedRows,
+  'error-data': errorDataRows,
+  'back-to-back': backToBackRows,
+};
 
 function main(): void {
   const table = TABLES[process.argv[2] ?? ''];
