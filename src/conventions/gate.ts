@@ -1,5 +1,5 @@
 import type { ConventionAdapter, SpanView } from './types.js';
-import { InfrastructureScopes } from './scopes.js';
+import { LibraryCallScopes } from './scopes.js';
 import { MODEL_USAGE_KEYS } from './usage.js';
 
 /** A key some gate looks at: the adapters interested in it whatever its value, and by value. */
@@ -35,7 +35,7 @@ export class SpanGate {
    * Spans of library-call instrumentations, whose keys are not looked at: undefined when an
    * adapter may read keys those write (see `AdapterGate.agentKeysOnly`).
    */
-  private readonly libraryCalls: InfrastructureScopes | undefined;
+  private readonly libraryCalls: LibraryCallScopes | undefined;
   /**
    * The adapters that may read user messages from the span `test` looked at last, as a mask:
    * found in the same pass over its keys, so that a model call's input is read only by the
@@ -83,7 +83,7 @@ export class SpanGate {
     });
     this.alwaysSaid = alwaysSaid;
     this.eventsSaid = eventsSaid;
-    this.libraryCalls = adapters.every((a) => a.gate?.agentKeysOnly === true) ? new InfrastructureScopes() : undefined;
+    this.libraryCalls = adapters.every((a) => a.gate?.agentKeysOnly === true) ? new LibraryCallScopes() : undefined;
     for (const k of MODEL_USAGE_KEYS) entry(k).usage = true;
   }
 

@@ -64,7 +64,7 @@ export interface ScopeView {
  * that made it, so the spans of one scope are told by identity: the last scope asked about is
  * compared first (spans of one kind come in runs), then a bounded table.
  */
-export class InfrastructureScopes {
+export class LibraryCallScopes {
   private readonly roles = new Map<ScopeView, ScopeRole>();
   private lastScope: ScopeView | undefined;
   private lastRole: ScopeRole = OTHER;
